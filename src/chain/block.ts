@@ -1,0 +1,34 @@
+import { bytesToHex, canonicalJson, hexToBytes, keccak256, keccakHex } from "../crypto/index.ts";
+import type { BlockHeader, Commit, Tx } from "./types.ts";
+
+/** Address used as the proposer of block 0, which no validator proposed (as in Ethereum). */
+export const GENESIS_PROPOSER = "0x0000000000000000000000000000000000000000";
+
+/** `0x` + keccak256 of the header's canonical JSON. */
+export function hashHeader(header: BlockHeader): string {
+  return keccakHex(canonicalJson(header));
+}
+
+/** keccak256 over the concatenated 32-byte transaction hashes, in block order. */
+export function transactionsHash(txHashes: readonly string[]): string {
+  const joined = new Uint8Array(txHashes.length * 32);
+  txHashes.forEach((hash, i) => {
+    joined.set(hexToBytes(hash), i * 32);
+  });
+  return bytesToHex(keccak256(joined));
+}
+
+/** Block size: byte length of the canonical JSON of its transactions (block form) list. */
+export function blockSize(txs: readonly Tx[]): number {
+  return Buffer.byteLength(canonicalJson(txs), "utf8");
+}
+
+/** Byte length one transaction adds to `blockSize` (plus one comma between entries). */
+export function txSize(tx: Tx): number {
+  return Buffer.byteLength(canonicalJson(tx), "utf8");
+}
+
+/** Hash of a commit certificate, carried by the next block's header; "" when there is none. */
+export function commitHash(commit: Commit | null): string {
+  return commit === null ? "" : keccakHex(canonicalJson(commit));
+}

@@ -1,0 +1,173 @@
+import { blockSize, commitHash, hashHeader, transactionsHash } from "./block.ts";
+import { executeTx } from "./execute.ts";
+import { type Genesis, genesisHeader, genesisLeaves, genesisValidators } from "./genesis.ts";
+import { type StateChanges, StateOverlay, type StateReader } from "./state.ts";
+import { StateTrie, type TrieNodeReader } from "./stateTrie.ts";
+import type { BlockHeader, Commit, ConfirmedTx, StoredBlock, Tx, TxResult, Validator } from "./types.ts";
+
+/** Everything one block commits, in one durable write (DESIGN.md §8). */
+export interface BlockWrite {
+  block: StoredBlock;
+  txs: ConfirmedTx[];
+  stateChanges: StateChanges;
+  trieNodes: ReadonlyMap<string, Uint8Array>;
+}
+
+/** What the chain needs from storage. Reads see committed data only. */
+export interface ChainStore extends StateReader, TrieNodeReader {
+  headNumber(): number | undefined;
+  getBlock(number: number): StoredBlock | undefined;
+  getBlockNumber(hash: string): number | undefined;
+  getConfirmedTx(hash: string): ConfirmedTx | undefined;
+  /** Durable once the promise resolves; all or nothing on a crash. */
+  commitBlock(write: BlockWrite): Promise<void>;
+}
+
+/** A block that has been executed against the head state but not committed. */
+export interface ExecutedBlock {
+  header: BlockHeader;
+  hash: string;
+  txs: Tx[];
+  results: TxResult[];
+  changes: StateChanges;
+}
+
+/**
+ * The chain core: owns the head, executes blocks on top of it, and commits them with their
+ * certificate through the store. Not concurrent: one block is executed and committed at a time
+ * (the consensus layer calls it from one loop).
+ */
+export class Chain {
+  readonly genesis: Genesis;
+  private readonly store: ChainStore;
+  private trie: StateTrie;
+  private headBlock: StoredBlock | undefined;
+  private busy = false;
+
+  constructor(store: ChainStore, genesis: Genesis) {
+    this.store = store;
+    this.genesis = genesis;
+    this.trie = new StateTrie(store);
+  }
+
+  /** Opens the chain: writes block 0 on a new store, or checks the stored one matches genesis. */
+  async open(): Promise<void> {
+    const built = await this.buildGenesis();
+    const headNumber = this.store.headNumber();
+    if (headNumber === undefined) {
+      await this.store.commitBlock(built.write);
+      this.headBlock = built.write.block;
+      this.trie = new StateTrie(this.store, built.write.block.header.state_root);
+      return;
+    }
+    const stored = this.store.getBlock(0);
+    if (stored?.hash !== built.write.block.hash) {
+      throw new Error(
+        `the data directory holds another chain (genesis ${stored?.hash}, expected ${built.write.block.hash})`,
+      );
+    }
+    const head = this.store.getBlock(headNumber);
+    if (head === undefined) throw new Error(`head block ${headNumber} is missing from storage`);
+    this.headBlock = head;
+    this.trie = new StateTrie(this.store, head.header.state_root);
+  }
+
+  head(): StoredBlock {
+    if (this.headBlock === undefined) throw new Error("chain is not open");
+    return this.headBlock;
+  }
+
+  /** Committed state, for reads. */
+  state(): StateReader {
+    return this.store;
+  }
+
+  /** The validator set that must sign the next block. Fixed at genesis until staking changes it. */
+  validators(): Validator[] {
+    return genesisValidators(this.genesis);
+  }
+
+  /** Executes `txs` in order on the head state. Nothing is written until `commit`. */
+  async execute(txs: Tx[], proposer: string, timestamp: number): Promise<ExecutedBlock> {
+    if (this.busy) throw new Error("a block is already being executed");
+    this.busy = true;
+    try {
+      const parent = this.head();
+      const overlay = new StateOverlay(this.store);
+      const results = txs.map((tx) => executeTx(overlay, tx));
+      const changes = overlay.changes();
+      const stateRoot = await this.trie.apply(changes);
+      const header: BlockHeader = {
+        parent_hash: parent.hash,
+        number: parent.header.number + 1,
+        timestamp,
+        proposer,
+        transactions_hash: transactionsHash(txs.map((tx) => tx.hash)),
+        state_root: stateRoot,
+        last_commit_hash: commitHash(parent.commit),
+        size: blockSize(txs),
+      };
+      return { header, hash: hashHeader(header), txs, results, changes };
+    } catch (error) {
+      this.trie.discard();
+      this.busy = false;
+      throw error;
+    }
+  }
+
+  /** Stores an executed block with its certificate; it becomes the head. */
+  async commit(executed: ExecutedBlock, commit: Commit, signers: string[]): Promise<StoredBlock> {
+    const block: StoredBlock = {
+      header: executed.header,
+      hash: executed.hash,
+      tx_hashes: executed.txs.map((tx) => tx.hash),
+      validators: signers,
+      commit,
+    };
+    const txs = executed.txs.map<ConfirmedTx>((tx, index) => ({
+      tx,
+      block_number: executed.header.number,
+      block_hash: executed.hash,
+      index,
+      result: executed.results[index] as TxResult,
+    }));
+    try {
+      await this.store.commitBlock({
+        block,
+        txs,
+        stateChanges: executed.changes,
+        trieNodes: this.trie.pendingNodes(),
+      });
+      this.trie.markCommitted();
+      this.headBlock = block;
+      return block;
+    } catch (error) {
+      this.trie.discard();
+      throw error;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** Drops an executed block that will not be committed. */
+  abandon(): void {
+    this.trie.discard();
+    this.busy = false;
+  }
+
+  private async buildGenesis(): Promise<{ write: BlockWrite }> {
+    const overlay = new StateOverlay({ getLeaf: () => undefined, leafPathsBelow: () => [] });
+    for (const [path, value] of genesisLeaves(this.genesis)) overlay.setLeaf(path, value);
+    const trie = new StateTrie({ getTrieNode: () => undefined });
+    const root = await trie.apply(overlay.changes());
+    const header = genesisHeader(this.genesis, root);
+    const block: StoredBlock = {
+      header,
+      hash: hashHeader(header),
+      tx_hashes: [],
+      validators: genesisValidators(this.genesis).map((v) => v.address),
+      commit: null,
+    };
+    return { write: { block, txs: [], stateChanges: overlay.changes(), trieNodes: trie.pendingNodes() } };
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * chain: the domain core — types, transaction verification, the permission table, the state tree
+ * with its Merkle root, block execution, commit certificates and genesis.
+ * Owns: what is valid and what a block does to state. Does not own: storage (declares ChainStore),
+ * the pool, consensus rounds, networking or RPC.
+ */
+export { blockSize, commitHash, GENESIS_PROPOSER, hashHeader, transactionsHash, txSize } from "./block.ts";
+export { type BlockWrite, Chain, type ChainStore, type ExecutedBlock } from "./chain.ts";
+export { type CommitCheck, precommitVote, signVote, verifyCommit } from "./commit.ts";
+export {
+  EXEC_FAILURE_CODES,
+  type ExecFailureReason,
+  TX_REJECT_REASONS,
+  type TxRejectDetail,
+  type TxRejectReason,
+  TxRejectedError,
+} from "./errors.ts";
+export { executeTx } from "./execute.ts";
+export { type Genesis, GenesisSchema, genesisLeaves, genesisValidators, parseGenesis } from "./genesis.ts";
+export { type ClassifiedOperation, classifyOperation } from "./operation.ts";
+export { balancePath, noncePath, parsePath, stakePath } from "./path.ts";
+export {
+  balanceOf,
+  nonceOf,
+  type StateChanges,
+  StateOverlay,
+  type StateReader,
+  stakeOf,
+} from "./state.ts";
+export { StateTrie, type TrieNodeReader } from "./stateTrie.ts";
+export { txBody, type TxVerifyOptions, verifySignedTx } from "./transaction.ts";
+export type {
+  BlockHeader,
+  Commit,
+  ConfirmedTx,
+  JsonValue,
+  SetValueOperation,
+  SignedTxInput,
+  StoredBlock,
+  Tx,
+  TxBody,
+  TxLocation,
+  TxResult,
+  Validator,
+  Vote,
+} from "./types.ts";

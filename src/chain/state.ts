@@ -1,0 +1,85 @@
+import { balancePath, noncePath, stakePath } from "./path.ts";
+import type { JsonValue } from "./types.ts";
+
+/**
+ * The state is a JSON tree kept as flat leaves: every non-object value lives at its full path
+ * (`/account/0xAb…/balance` → 5). Objects are spread into leaves; arrays are leaves.
+ * The store is committed state; a StateOverlay collects one block's writes on top of it.
+ */
+export interface StateReader {
+  /** The leaf at `path`, or undefined. */
+  getLeaf(path: string): JsonValue | undefined;
+  /** Paths of all leaves strictly below `path` (committed state only). */
+  leafPathsBelow(path: string): Iterable<string>;
+}
+
+export function readNumber(state: StateReader, path: string): number {
+  const value = state.getLeaf(path);
+  return typeof value === "number" ? value : 0;
+}
+
+export const balanceOf = (state: StateReader, address: string): number =>
+  readNumber(state, balancePath(address));
+export const nonceOf = (state: StateReader, address: string): number => readNumber(state, noncePath(address));
+export const stakeOf = (state: StateReader, address: string): number => readNumber(state, stakePath(address));
+
+/** Writes are leaf → value, or leaf → null for a deletion. */
+export type StateChanges = Map<string, JsonValue | null>;
+
+export class StateOverlay implements StateReader {
+  private readonly base: StateReader;
+  private readonly writes: StateChanges = new Map();
+
+  constructor(base: StateReader) {
+    this.base = base;
+  }
+
+  getLeaf(path: string): JsonValue | undefined {
+    const written = this.writes.get(path);
+    if (written !== undefined) return written === null ? undefined : written;
+    return this.base.getLeaf(path);
+  }
+
+  *leafPathsBelow(path: string): Iterable<string> {
+    const prefix = `${path}/`;
+    for (const below of this.base.leafPathsBelow(path)) {
+      if (!this.writes.has(below)) yield below;
+    }
+    for (const [written, value] of this.writes) {
+      if (value !== null && written.startsWith(prefix)) yield written;
+    }
+  }
+
+  setLeaf(path: string, value: JsonValue): void {
+    this.writes.set(path, value);
+  }
+
+  /**
+   * SET_VALUE semantics on the tree: the subtree at `path` is replaced by `value` (null or {}
+   * deletes it), and any ancestor that was a leaf stops being one.
+   */
+  setValue(path: string, value: JsonValue): void {
+    for (const below of [...this.leafPathsBelow(path)]) this.writes.set(below, null);
+    let cut = path.lastIndexOf("/");
+    while (cut > 0) {
+      const ancestor = path.slice(0, cut);
+      if (this.getLeaf(ancestor) !== undefined) this.writes.set(ancestor, null);
+      cut = ancestor.lastIndexOf("/");
+    }
+    this.writes.set(path, null);
+    this.spread(path, value);
+  }
+
+  changes(): StateChanges {
+    return this.writes;
+  }
+
+  private spread(path: string, value: JsonValue): void {
+    if (value === null) return;
+    if (typeof value === "object" && !Array.isArray(value)) {
+      for (const [key, member] of Object.entries(value)) this.spread(`${path}/${key}`, member);
+      return;
+    }
+    this.writes.set(path, value);
+  }
+}

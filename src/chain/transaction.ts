@@ -1,0 +1,85 @@
+import { bytesToHex, canonicalJson, hashCanonical, recoverSigner } from "../crypto/index.ts";
+import { TxRejectedError } from "./errors.ts";
+import { isSetValueShape } from "./operation.ts";
+import type { SignedTxInput, Tx, TxBody } from "./types.ts";
+
+const BODY_KEYS = new Set(["nonce", "timestamp", "operation", "parent_tx_hash"]);
+
+export interface TxVerifyOptions {
+  chainId: number;
+  /** Largest canonical body accepted, in bytes. */
+  maxTxBytes: number;
+}
+
+/**
+ * Body shape per DESIGN.md §3. The RPC schema checks the same first; this repeats it because
+ * transactions also arrive from peers, and no path into the chain may skip it.
+ */
+function assertBodyShape(body: TxBody): void {
+  const record = body as unknown as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (!BODY_KEYS.has(key))
+      throw new TxRejectedError("invalid_operation", `unexpected member ${key} in transaction`);
+  }
+  const { nonce, timestamp, parent_tx_hash } = body;
+  if (!Number.isSafeInteger(nonce) || nonce < -1) {
+    throw new TxRejectedError("invalid_operation", "nonce must be -1 or a non-negative integer");
+  }
+  if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
+    throw new TxRejectedError("invalid_operation", "timestamp must be a non-negative integer (ms)");
+  }
+  if (parent_tx_hash !== undefined && typeof parent_tx_hash !== "string") {
+    throw new TxRejectedError("invalid_operation", "parent_tx_hash must be a string");
+  }
+  if (!isSetValueShape(body.operation)) {
+    throw new TxRejectedError("invalid_operation", "operation must be exactly {type: SET_VALUE, ref, value}");
+  }
+}
+
+/**
+ * Stateless checks of a submitted transaction: shape, size, embedded hash, chain id, low-s and
+ * signer recovery. Returns the transaction in its block form; throws TxRejectedError.
+ */
+export function verifySignedTx(input: SignedTxInput, options: TxVerifyOptions): Tx {
+  const body = input.transaction;
+  assertBodyShape(body);
+  const canonical = canonicalJson(body);
+  const size = Buffer.byteLength(canonical, "utf8");
+  if (size > options.maxTxBytes) {
+    throw new TxRejectedError(
+      "tx_too_large",
+      `transaction is ${size} bytes; the limit is ${options.maxTxBytes}`,
+      {
+        expected: options.maxTxBytes,
+        actual: size,
+      },
+    );
+  }
+  const hash = hashCanonical(canonical);
+  const check = recoverSigner(input.signature, hash, options.chainId);
+  if (!check.ok) {
+    const messages = {
+      invalid_signature: "signature does not verify (malformed, high-s or unrecoverable)",
+      hash_mismatch: "the hash inside the signature is not the hash of this transaction body",
+      wrong_chain_id: `signature is not for chain id ${options.chainId}`,
+    } as const;
+    throw new TxRejectedError(check.reason, messages[check.reason]);
+  }
+  const tx: Tx = {
+    hash: bytesToHex(hash),
+    address: check.signer,
+    signature: input.signature.toLowerCase(),
+    timestamp: body.timestamp,
+    nonce: body.nonce,
+    operation: { type: "SET_VALUE", ref: body.operation.ref, value: body.operation.value },
+  };
+  if (body.parent_tx_hash !== undefined) tx.parent_tx_hash = body.parent_tx_hash;
+  return tx;
+}
+
+/** The signed body of a block-form transaction (used to re-verify blocks from peers). */
+export function txBody(tx: Tx): TxBody {
+  const body: TxBody = { nonce: tx.nonce, timestamp: tx.timestamp, operation: tx.operation };
+  if (tx.parent_tx_hash !== undefined) body.parent_tx_hash = tx.parent_tx_hash;
+  return body;
+}

@@ -1,0 +1,17 @@
+import { Command } from "commander";
+import { NODE_VERSION } from "../node/index.ts";
+import { devCommand } from "./commands/dev.ts";
+import { versionCommand } from "./commands/version.ts";
+
+const program = new Command("chain-node")
+  .description("a blockchain node with a JSON-RPC 2.0 interface")
+  .version(NODE_VERSION, "-V, --version")
+  .addCommand(devCommand())
+  .addCommand(versionCommand());
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  console.error(`chain-node: ${(error as Error).message}`);
+  process.exit(1);
+}

@@ -1,0 +1,143 @@
+import {
+  type Commit,
+  type ExecutedBlock,
+  precommitVote,
+  type StoredBlock,
+  signVote,
+  type Tx,
+  type Validator,
+  verifyCommit,
+} from "../chain/index.ts";
+
+/** What block production needs from the chain core. */
+export interface ProducerChain {
+  head(): StoredBlock;
+  validators(): Validator[];
+  execute(txs: Tx[], proposer: string, timestamp: number): Promise<ExecutedBlock>;
+  commit(executed: ExecutedBlock, commit: Commit, signers: string[]): Promise<StoredBlock>;
+  abandon(): void;
+}
+
+/** What block production needs from the pool. */
+export interface ProducerPool {
+  readonly size: number;
+  selectForBlock(): Tx[];
+  /** Called after commit with the block's transaction hashes. */
+  removeCommitted(hashes: readonly string[]): void;
+}
+
+export interface ValidatorKey {
+  address: string;
+  privateKey: Uint8Array;
+}
+
+export interface SingleValidatorOptions {
+  chainId: number;
+  /** Minimum interval between two blocks, ms. */
+  blockTimeMs: number;
+}
+
+export interface ProducerEvents {
+  onBlock?(block: StoredBlock, executed: ExecutedBlock): void;
+  onError?(error: unknown): void;
+}
+
+/**
+ * Block production for a chain with exactly one validator (the dev chain): with 100% of the
+ * stake, the validator's own precommit is a complete commit certificate, so a block is final the
+ * moment it is signed. A block is made only when transactions are pending, at most one per
+ * `blockTimeMs`. The multi-validator BFT rounds replace this for networks of validators.
+ */
+export class SingleValidatorProducer {
+  private readonly chain: ProducerChain;
+  private readonly pool: ProducerPool;
+  private readonly key: ValidatorKey;
+  private readonly options: SingleValidatorOptions;
+  private readonly events: ProducerEvents;
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+
+  constructor(
+    chain: ProducerChain,
+    pool: ProducerPool,
+    key: ValidatorKey,
+    options: SingleValidatorOptions,
+    events: ProducerEvents = {},
+    now: () => number = Date.now,
+  ) {
+    const validators = chain.validators();
+    if (validators.length !== 1 || validators[0]?.address !== key.address) {
+      throw new Error(`single-validator production needs the set to be exactly ${key.address}`);
+    }
+    this.chain = chain;
+    this.pool = pool;
+    this.key = key;
+    this.options = options;
+    this.events = events;
+    this.now = now;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.notify();
+  }
+
+  /** Waits for a block in progress to finish committing, then stops. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** Tells the producer that transactions arrived. Cheap; safe to call on every admission. */
+  notify(): void {
+    if (this.stopped || this.running !== undefined || this.timer !== undefined || this.pool.size === 0)
+      return;
+    const wait = this.chain.head().header.timestamp + this.options.blockTimeMs - this.now();
+    if (wait > 0) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.notify();
+      }, wait);
+      return;
+    }
+    this.running = this.produce()
+      .then(
+        () => undefined,
+        (error: unknown) => this.events.onError?.(error),
+      )
+      .finally(() => {
+        this.running = undefined;
+        this.notify();
+      });
+  }
+
+  /** Builds, signs and commits one block from the pool. */
+  async produce(): Promise<StoredBlock | undefined> {
+    const txs = this.pool.selectForBlock();
+    if (txs.length === 0) return undefined;
+    const parent = this.chain.head();
+    const timestamp = Math.max(this.now(), parent.header.timestamp + 1);
+    const executed = await this.chain.execute(txs, this.key.address, timestamp);
+    const round = 0;
+    const vote = precommitVote(this.options.chainId, executed.header.number, round, executed.hash);
+    const commit: Commit = {
+      height: vote.height,
+      round,
+      block_hash: executed.hash,
+      signatures: [signVote(vote, this.key.privateKey)],
+    };
+    const check = verifyCommit(commit, this.options.chainId, this.chain.validators());
+    if (!check.ok) {
+      this.chain.abandon();
+      throw new Error(`own commit does not verify: ${check.message}`);
+    }
+    const block = await this.chain.commit(executed, commit, check.signers);
+    this.pool.removeCommitted(block.tx_hashes);
+    this.events.onBlock?.(block, executed);
+    return block;
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * crypto: pure primitives — hex, keccak256, canonical JSON, secp256k1 sign/recover,
+ * EIP-55 addresses, the AIN 97-byte signature format, mnemonic derivation.
+ * Owns no state and imports nothing else from src/.
+ */
+export { isAddress, privateKeyToAddress, publicKeyToAddress, toChecksumAddress } from "./address.ts";
+export { canonicalJson } from "./canonicalJson.ts";
+export { bytesToHex, hexToBytes, isHex } from "./hex.ts";
+export { keccak256, keccakHex, utf8Bytes } from "./keccak.ts";
+export { type DerivedAccount, deriveAccounts } from "./mnemonic.ts";
+export {
+  isValidPrivateKey,
+  publicKeyFromPrivate,
+  recoverPublicKey,
+  SECP256K1_BACKEND,
+  signHashRecoverable,
+} from "./secp256k1.ts";
+export {
+  decodeV,
+  encodeV,
+  hashCanonical,
+  hashObject,
+  MAX_CHAIN_ID,
+  recoverSigner,
+  SIGNATURE_BYTES,
+  type SignatureCheck,
+  signHash,
+  signObject,
+} from "./signature.ts";

@@ -1,0 +1,58 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Genesis, parseGenesis } from "../chain/index.ts";
+import { hexToBytes, isHex, isValidPrivateKey, privateKeyToAddress } from "../crypto/index.ts";
+
+/** Files of a node home. */
+export const homePaths = (home: string) => ({
+  config: join(home, "config.toml"),
+  genesis: join(home, "genesis.json"),
+  keys: join(home, "keys"),
+  validatorKey: join(home, "keys", "validator.json"),
+  data: join(home, "data"),
+});
+
+export interface KeyFile {
+  address: string;
+  private_key: string;
+}
+
+export function loadGenesis(home: string): Genesis {
+  const path = homePaths(home).genesis;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new Error(`cannot read ${path}: ${(error as Error).message}`);
+  }
+  return parseGenesis(raw);
+}
+
+export function saveGenesis(home: string, genesis: Genesis): void {
+  mkdirSync(home, { recursive: true });
+  writeFileSync(homePaths(home).genesis, `${JSON.stringify(genesis, null, 2)}\n`);
+}
+
+/** Writes a key file readable by its owner only. */
+export function saveKey(path: string, privateKey: string): KeyFile {
+  const key: KeyFile = { address: privateKeyToAddress(hexToBytes(privateKey)), private_key: privateKey };
+  mkdirSync(join(path, ".."), { recursive: true, mode: 0o700 });
+  writeFileSync(path, `${JSON.stringify(key, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return key;
+}
+
+/** The validator key of a home, checked against the address stored beside it. */
+export function loadKey(path: string): { address: string; privateKey: Uint8Array } | undefined {
+  if (!existsSync(path)) return undefined;
+  const file = JSON.parse(readFileSync(path, "utf8")) as Partial<KeyFile>;
+  const hex = file.private_key?.startsWith("0x") ? file.private_key : `0x${file.private_key ?? ""}`;
+  if (!isHex(hex, 32) || !isValidPrivateKey(hexToBytes(hex)))
+    throw new Error(`${path} holds no valid private key`);
+  const privateKey = hexToBytes(hex);
+  const address = privateKeyToAddress(privateKey);
+  if (file.address !== undefined && file.address.toLowerCase() !== address.toLowerCase()) {
+    throw new Error(`${path}: address ${file.address} does not match its key (${address})`);
+  }
+  return { address, privateKey };
+}

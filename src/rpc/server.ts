@@ -1,0 +1,275 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Logger } from "pino";
+import {
+  invalidParams,
+  invalidRequest,
+  limitExceeded,
+  RPC_ERROR_CODES,
+  type RpcErrorObject,
+  toRpcError,
+} from "./errors.ts";
+import type { RpcServerOptions } from "./options.ts";
+import type { Route } from "./routes.ts";
+
+type JsonRpcId = string | number | null;
+
+interface JsonRpcResponse {
+  jsonrpc: "2.0";
+  id: JsonRpcId;
+  result?: unknown;
+  error?: RpcErrorObject;
+}
+
+const RPC_PATHS = new Set(["/", "/json-rpc"]);
+const JSON_CONTENT_TYPE = /^application\/(json|json-rpc|[\w.+-]+\+json)$/i;
+
+const errorResponse = (id: JsonRpcId, error: RpcErrorObject): JsonRpcResponse => ({
+  jsonrpc: "2.0",
+  id,
+  error,
+});
+
+/**
+ * JSON-RPC 2.0 over HTTP (DESIGN.md §2): HTTP gatekeeping (paths, 405/413/415), the envelope,
+ * batches and notifications, result size limits and the error envelope. It knows routes by name
+ * only; what a method does is the route's business.
+ */
+export class RpcServer {
+  private readonly routes: ReadonlyMap<string, Route>;
+  private readonly options: RpcServerOptions;
+  private readonly log: Logger;
+  private readonly server: Server;
+
+  constructor(routes: ReadonlyMap<string, Route>, options: RpcServerOptions, log: Logger) {
+    this.routes = routes;
+    this.options = options;
+    this.log = log;
+    this.server = createServer((req, res) => {
+      this.onRequest(req, res).catch((error: unknown) => {
+        this.log.error({ err: error }, "request handling failed");
+        if (!res.headersSent) this.send(res, 500, errorResponse(null, toRpcError(error, randomUUID).error));
+      });
+    });
+    this.server.keepAliveTimeout = 5_000;
+  }
+
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(this.options.port, this.options.host, () => {
+        this.server.off("error", reject);
+        resolve();
+      });
+    });
+    return this.url();
+  }
+
+  url(): string {
+    const address = this.server.address() as AddressInfo;
+    const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+    return `http://${host}:${address.port}`;
+  }
+
+  async close(): Promise<void> {
+    if (!this.server.listening) return;
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  /** Dispatches one parsed JSON-RPC payload (object or batch); undefined means "no content". */
+  async handlePayload(payload: unknown): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined> {
+    if (!Array.isArray(payload)) return this.handleCall(payload);
+    if (payload.length === 0) return errorResponse(null, invalidRequest("empty batch").toObject());
+    if (payload.length > this.options.maxBatchItems) {
+      return errorResponse(
+        null,
+        invalidRequest(
+          `batch of ${payload.length} exceeds ${this.options.maxBatchItems}`,
+          "batch_too_large",
+        ).toObject(),
+      );
+    }
+    // Calls start in order (each handler's synchronous part runs before the next one starts),
+    // so a batch of dependent transactions is admitted in the order it was written.
+    const responses = await Promise.all(payload.map((call) => this.handleCall(call)));
+    const answered = responses.filter((r): r is JsonRpcResponse => r !== undefined);
+    return answered.length === 0 ? undefined : answered;
+  }
+
+  private async handleCall(call: unknown): Promise<JsonRpcResponse | undefined> {
+    if (call === null || typeof call !== "object" || Array.isArray(call)) {
+      return errorResponse(null, invalidRequest("a request is a JSON object").toObject());
+    }
+    const request = call as Record<string, unknown>;
+    const hasId = "id" in request;
+    const id = request.id;
+    const validId = id === null || typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
+    if (hasId && !validId)
+      return errorResponse(null, invalidRequest("id must be a string, number or null").toObject());
+    const replyId = hasId ? (id as JsonRpcId) : null;
+    if (request.jsonrpc !== "2.0" || typeof request.method !== "string") {
+      return errorResponse(
+        replyId,
+        invalidRequest('expected {"jsonrpc": "2.0", "method": String, ...}').toObject(),
+      );
+    }
+    const response = await this.invoke(request.method, request.params, replyId);
+    return hasId ? response : undefined; // a notification gets no reply
+  }
+
+  private async invoke(name: string, params: unknown, id: JsonRpcId): Promise<JsonRpcResponse> {
+    const route = this.routes.get(name);
+    if (route === undefined) {
+      return errorResponse(id, {
+        code: RPC_ERROR_CODES.methodNotFound,
+        message: `method ${name} does not exist`,
+      });
+    }
+    try {
+      const args = params === undefined ? {} : params;
+      if (args === null || typeof args !== "object" || Array.isArray(args)) {
+        throw invalidParams("params must be an object of named members");
+      }
+      if (!route.check.Check(args)) {
+        const first = route.check.Errors(args).First();
+        const where = first?.path ? `params${first.path.replaceAll("/", ".")}` : "params";
+        throw invalidParams(`${where}: ${first?.message ?? "invalid"}`, { path: first?.path ?? "" });
+      }
+      const result = (await route.definition.handler(args)) ?? null;
+      const size = Buffer.byteLength(JSON.stringify(result));
+      if (size > this.options.maxResponseBytes) {
+        throw limitExceeded(
+          `result is ${size} bytes; the limit is ${this.options.maxResponseBytes}`,
+          "response_too_large",
+        );
+      }
+      return { jsonrpc: "2.0", id, result };
+    } catch (error) {
+      const mapped = toRpcError(error, randomUUID);
+      if (mapped.unexpected) {
+        this.log.error(
+          { err: error, method: name, faultId: mapped.error.data?.fault_id },
+          "internal error in handler",
+        );
+      } else {
+        this.log.debug(
+          { method: name, code: mapped.error.code, reason: mapped.error.data?.reason },
+          "request refused",
+        );
+      }
+      return errorResponse(id, mapped.error);
+    }
+  }
+
+  private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.options.cors) {
+      res.setHeader("Access-Control-Allow-Origin", "*");
+      res.setHeader("Access-Control-Allow-Methods", "POST, OPTIONS");
+      res.setHeader("Access-Control-Allow-Headers", "Content-Type");
+    }
+    const path = (req.url ?? "/").split("?")[0]?.replace(/(.)\/+$/, "$1") ?? "/";
+    if (!RPC_PATHS.has(path)) {
+      this.send(
+        res,
+        404,
+        errorResponse(null, invalidRequest(`no JSON-RPC endpoint at ${path}; use / or /json-rpc`).toObject()),
+      );
+      return;
+    }
+    if (req.method === "OPTIONS") {
+      res.writeHead(204, { Allow: "POST, OPTIONS" }).end();
+      return;
+    }
+    if (req.method === "GET" && path === "/") {
+      res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8" });
+      res.end("chain-node JSON-RPC 2.0 endpoint: POST a request here or to /json-rpc.\n");
+      return;
+    }
+    if (req.method !== "POST") {
+      res.setHeader("Allow", "POST, OPTIONS");
+      this.send(
+        res,
+        405,
+        errorResponse(null, invalidRequest(`HTTP ${req.method} is not allowed; use POST`).toObject()),
+      );
+      return;
+    }
+    const contentType = req.headers["content-type"]?.split(";")[0]?.trim();
+    if (contentType !== undefined && contentType !== "" && !JSON_CONTENT_TYPE.test(contentType)) {
+      this.send(
+        res,
+        415,
+        errorResponse(null, invalidRequest(`content type ${contentType} is not JSON`).toObject()),
+      );
+      return;
+    }
+    const body = await this.readBody(req);
+    if (body === undefined) {
+      res.setHeader("Connection", "close");
+      this.send(
+        res,
+        413,
+        errorResponse(
+          null,
+          limitExceeded(`body exceeds ${this.options.maxBodyBytes} bytes`, "body_too_large").toObject(),
+        ),
+      );
+      return;
+    }
+    let payload: unknown;
+    try {
+      payload = JSON.parse(body.toString("utf8"));
+    } catch {
+      this.send(
+        res,
+        200,
+        errorResponse(null, { code: RPC_ERROR_CODES.parseError, message: "body is not valid JSON" }),
+      );
+      return;
+    }
+    const response = await this.handlePayload(payload);
+    if (response === undefined) res.writeHead(204).end();
+    else this.send(res, 200, response);
+  }
+
+  /** The body, or undefined when it is over the limit (the rest is drained, not buffered). */
+  private readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+    const limit = this.options.maxBodyBytes;
+    const declared = Number(req.headers["content-length"]);
+    return new Promise((resolve, reject) => {
+      if (Number.isFinite(declared) && declared > limit) {
+        req.resume();
+        resolve(undefined);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let over = false;
+      req.on("data", (chunk: Buffer) => {
+        if (over) return;
+        size += chunk.length;
+        if (size > limit) {
+          over = true;
+          chunks.length = 0;
+          resolve(undefined);
+          return;
+        }
+        chunks.push(chunk);
+      });
+      req.on("end", () => {
+        if (!over) resolve(Buffer.concat(chunks));
+      });
+      req.on("error", reject);
+    });
+  }
+
+  private send(res: ServerResponse, status: number, body: unknown): void {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
+    res.end(text);
+  }
+}

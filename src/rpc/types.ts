@@ -1,0 +1,52 @@
+import type { ConfirmedTx, SignedTxInput, StoredBlock, Tx } from "../chain/index.ts";
+
+/**
+ * The narrow views RPC handlers are given (node/ supplies the real objects). RPC never sees
+ * concrete classes of other layers.
+ */
+export interface RpcChainView {
+  headNumber(): number;
+  getBlock(number: number): StoredBlock | undefined;
+  getBlockNumber(hash: string): number | undefined;
+  getConfirmedTx(hash: string): ConfirmedTx | undefined;
+  balanceOf(address: string): number;
+  stakeOf(address: string): number;
+  nonceOf(address: string): number;
+  isValidator(address: string): boolean;
+}
+
+export interface RpcTxPool {
+  submit(input: SignedTxInput): Promise<string>;
+  submitBatch(inputs: readonly SignedTxInput[]): Promise<string[]>;
+  pending(): Tx[];
+  getPending(hash: string): Tx | undefined;
+}
+
+export interface NodeInfo {
+  name: string;
+  location: string;
+  version: string;
+}
+
+export interface RpcNetworkView {
+  listening(): boolean;
+  peerCount(): number;
+  syncing(): boolean;
+  networkId(): number;
+  chainId(): number;
+  nodeInfo(): NodeInfo;
+}
+
+export interface RpcLimits {
+  /** Largest from..to span of chain_getBlocks / chain_getBlockHeaders, inclusive. */
+  maxBlockRange: number;
+  /** Entries of tx_list in chain_sendSignedTransactionBatch. */
+  maxBatchItems: number;
+}
+
+export interface RpcContext {
+  chain: RpcChainView;
+  pool: RpcTxPool;
+  network: RpcNetworkView;
+  limits: RpcLimits;
+}

@@ -1,0 +1,111 @@
+import { type Database, open, type RootDatabase } from "lmdb";
+import type { BlockWrite, ChainStore, ConfirmedTx, JsonValue, StoredBlock, Tx } from "../chain/index.ts";
+import { DATABASES, SCHEMA_VERSION } from "./schema.ts";
+
+/** A journaled pool entry; `seq` restores arrival order after a restart. */
+export interface PoolRecord {
+  seq: number;
+  tx: Tx;
+}
+
+/**
+ * The node's LMDB environment. Implements the chain's ChainStore (one write transaction per
+ * block, durable when the promise resolves) and the pool journal.
+ */
+export class LmdbStore implements ChainStore {
+  private readonly root: RootDatabase;
+  private readonly meta: Database<number, string>;
+  private readonly blocks: Database<StoredBlock, number>;
+  private readonly blockNumbers: Database<number, string>;
+  private readonly txs: Database<ConfirmedTx, string>;
+  private readonly state: Database<JsonValue, string>;
+  private readonly trie: Database<Uint8Array, string>;
+  private readonly pool: Database<PoolRecord, string>;
+
+  constructor(path: string) {
+    this.root = open({ path, compression: false });
+    this.meta = this.root.openDB({ name: DATABASES.meta });
+    this.blocks = this.root.openDB({ name: DATABASES.blocks, keyEncoding: "uint32" });
+    this.blockNumbers = this.root.openDB({ name: DATABASES.blockNumbers });
+    this.txs = this.root.openDB({ name: DATABASES.txs });
+    this.state = this.root.openDB({ name: DATABASES.state });
+    this.trie = this.root.openDB({ name: DATABASES.trie, encoding: "binary" });
+    this.pool = this.root.openDB({ name: DATABASES.pool });
+    const version = this.meta.get("schema_version");
+    if (version !== undefined && version !== SCHEMA_VERSION) {
+      throw new Error(`data directory has schema version ${version}; this node reads ${SCHEMA_VERSION}`);
+    }
+  }
+
+  headNumber(): number | undefined {
+    return this.meta.get("head");
+  }
+
+  getBlock(number: number): StoredBlock | undefined {
+    if (!Number.isSafeInteger(number) || number < 0 || number > 0xffffffff) return undefined;
+    return this.blocks.get(number);
+  }
+
+  getBlockNumber(hash: string): number | undefined {
+    return this.blockNumbers.get(hash);
+  }
+
+  getConfirmedTx(hash: string): ConfirmedTx | undefined {
+    return this.txs.get(hash);
+  }
+
+  getLeaf(path: string): JsonValue | undefined {
+    return this.state.get(path);
+  }
+
+  *leafPathsBelow(path: string): Iterable<string> {
+    // "/" is 0x2f and "0" is 0x30: every key that starts with `${path}/` sorts between the two.
+    for (const key of this.state.getKeys({ start: `${path}/`, end: `${path}0` })) yield key;
+  }
+
+  getTrieNode(key: string): Uint8Array | undefined {
+    return this.trie.get(key);
+  }
+
+  async commitBlock(write: BlockWrite): Promise<void> {
+    const { block } = write;
+    await this.root.transaction(() => {
+      this.blocks.put(block.header.number, block);
+      this.blockNumbers.put(block.hash, block.header.number);
+      for (const confirmed of write.txs) {
+        this.txs.put(confirmed.tx.hash, confirmed);
+        this.pool.remove(confirmed.tx.hash);
+      }
+      for (const [path, value] of write.stateChanges) {
+        if (value === null) this.state.remove(path);
+        else this.state.put(path, value);
+      }
+      for (const [key, node] of write.trieNodes) this.trie.put(key, node);
+      this.meta.put("head", block.header.number);
+      this.meta.put("schema_version", SCHEMA_VERSION);
+    });
+  }
+
+  /** Journals admitted transactions; resolves once they are durable. */
+  async savePending(records: readonly PoolRecord[]): Promise<void> {
+    await this.root.transaction(() => {
+      for (const record of records) this.pool.put(record.tx.hash, record);
+    });
+  }
+
+  /** Drops journal entries that left the pool without being committed (evicted, invalidated). */
+  async removePending(hashes: readonly string[]): Promise<void> {
+    await this.root.transaction(() => {
+      for (const hash of hashes) this.pool.remove(hash);
+    });
+  }
+
+  /** The journal in arrival order. */
+  loadPending(): PoolRecord[] {
+    return [...this.pool.getRange()].map((entry) => entry.value).sort((a, b) => a.seq - b.seq);
+  }
+
+  async close(): Promise<void> {
+    await this.root.close();
+  }
+}

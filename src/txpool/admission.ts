@@ -1,0 +1,198 @@
+import {
+  balanceOf,
+  classifyOperation,
+  nonceOf,
+  type SignedTxInput,
+  type StateReader,
+  stakeOf,
+  type Tx,
+  TxRejectedError,
+  txBody,
+  verifySignedTx,
+} from "../chain/index.ts";
+import type { TxPoolOptions } from "./options.ts";
+import { type PoolEntry, TxPool } from "./pool.ts";
+
+/** What admission reads of the committed chain. */
+export interface AdmissionChainView {
+  state(): StateReader;
+  isCommitted(hash: string): boolean;
+}
+
+/** Where admitted transactions are journaled; durable when the promise resolves. */
+export interface PoolJournal {
+  savePending(records: readonly { seq: number; tx: Tx }[]): Promise<void>;
+  removePending(hashes: readonly string[]): Promise<void>;
+}
+
+/**
+ * The admission pipeline (DESIGN.md §3): every check runs synchronously, in this order, before a
+ * hash is returned — shape, size, signature (embedded hash, chain id, low-s), already known,
+ * nonce, timestamp, pool room, and the operation against the pending state (permission, balance).
+ * A transaction is acknowledged only after it is journaled.
+ */
+export class Admission {
+  readonly pool = new TxPool();
+  private readonly chain: AdmissionChainView;
+  private readonly journal: PoolJournal;
+  private readonly options: TxPoolOptions;
+  private readonly now: () => number;
+  private nextSeq = 0;
+
+  constructor(
+    chain: AdmissionChainView,
+    journal: PoolJournal,
+    options: TxPoolOptions,
+    now: () => number = Date.now,
+  ) {
+    this.chain = chain;
+    this.journal = journal;
+    this.options = options;
+    this.now = now;
+  }
+
+  async submit(input: SignedTxInput): Promise<string> {
+    const entry = this.check(input);
+    this.pool.add(entry);
+    await this.persist([entry]);
+    return entry.tx.hash;
+  }
+
+  /** All or none: every entry is checked (each against the pending state the earlier ones make). */
+  async submitBatch(inputs: readonly SignedTxInput[]): Promise<string[]> {
+    const added: PoolEntry[] = [];
+    try {
+      for (const [index, input] of inputs.entries()) {
+        try {
+          const entry = this.check(input);
+          this.pool.add(entry);
+          added.push(entry);
+        } catch (error) {
+          throw error instanceof TxRejectedError ? error.atIndex(index) : error;
+        }
+      }
+    } catch (error) {
+      for (const entry of added) this.pool.remove(entry.tx.hash);
+      throw error;
+    }
+    await this.persist(added);
+    return added.map((entry) => entry.tx.hash);
+  }
+
+  /**
+   * Re-admits journaled transactions after a restart, in arrival order. Entries that no longer
+   * pass (committed meanwhile, stale) are dropped from the journal. Returns how many came back.
+   */
+  async restore(records: readonly { seq: number; tx: Tx }[]): Promise<number> {
+    const dropped: string[] = [];
+    for (const { tx } of records) {
+      try {
+        this.pool.add(this.check({ signature: tx.signature, transaction: txBody(tx) }));
+      } catch (error) {
+        if (!(error instanceof TxRejectedError)) throw error;
+        dropped.push(tx.hash);
+      }
+    }
+    if (dropped.length > 0) await this.journal.removePending(dropped);
+    return this.pool.size;
+  }
+
+  /** Called after a block commits: its transactions leave the pool (the block removed them from the journal). */
+  removeCommitted(hashes: readonly string[]): void {
+    for (const hash of hashes) this.pool.remove(hash);
+  }
+
+  private async persist(entries: PoolEntry[]): Promise<void> {
+    try {
+      await this.journal.savePending(entries.map(({ seq, tx }) => ({ seq, tx })));
+    } catch (error) {
+      for (const entry of entries) this.pool.remove(entry.tx.hash);
+      throw error;
+    }
+  }
+
+  /** Runs every check; returns the pool entry to add, or throws TxRejectedError. */
+  check(input: SignedTxInput): PoolEntry {
+    const { options, pool } = this;
+    const tx = verifySignedTx(input, options);
+    if (pool.has(tx.hash) || this.chain.isCommitted(tx.hash)) {
+      throw new TxRejectedError("already_known", `transaction ${tx.hash} is already known`);
+    }
+    const state = this.chain.state();
+    const pending = pool.sender(tx.address);
+    if (tx.nonce >= 0) {
+      const expected = pool.nextNonce(tx.address, nonceOf(state, tx.address));
+      if (tx.nonce < expected) {
+        throw new TxRejectedError("nonce_too_low", `nonce ${tx.nonce} is below the next nonce ${expected}`, {
+          expected,
+          actual: tx.nonce,
+        });
+      }
+      if (tx.nonce > expected) {
+        throw new TxRejectedError("nonce_too_high", `nonce ${tx.nonce} is above the next nonce ${expected}`, {
+          expected,
+          actual: tx.nonce,
+        });
+      }
+    } else {
+      const skew = Math.abs(this.now() - tx.timestamp);
+      if (skew > options.replayWindowMs) {
+        throw new TxRejectedError(
+          "stale_timestamp",
+          `an unordered transaction's timestamp must be within ${options.replayWindowMs} ms of the node's clock`,
+          { expected: this.now(), actual: tx.timestamp },
+        );
+      }
+    }
+    if (pool.size >= options.maxPoolTxs) {
+      throw new TxRejectedError(
+        "pool_full",
+        `the pool holds its limit of ${options.maxPoolTxs} transactions`,
+      );
+    }
+    if (pending.count >= options.maxPoolTxsPerAccount) {
+      throw new TxRejectedError(
+        "account_pool_full",
+        `${tx.address} has ${pending.count} pending transactions, the per-account limit`,
+      );
+    }
+    return { ...this.precheckOperation(tx, state, pending), tx, seq: this.nextSeq++ };
+  }
+
+  /** Permission and balance of the operation against committed state plus what is pending. */
+  private precheckOperation(
+    tx: Tx,
+    state: StateReader,
+    pending: { debit: number; unstake: number },
+  ): Pick<PoolEntry, "debit" | "unstake" | "onceRef"> {
+    const classified = classifyOperation(tx.operation, tx.address);
+    if (!classified.ok) throw new TxRejectedError(classified.reason, classified.message);
+    const op = classified.op;
+    if (op.kind === "userData") return { debit: 0, unstake: 0, onceRef: undefined };
+    if (state.getLeaf(`${op.ref}/value`) !== undefined || this.pool.hasOnceRef(op.ref)) {
+      throw new TxRejectedError(
+        "permission_denied",
+        `${op.ref} has already been written: each key is used once`,
+      );
+    }
+    const address = op.kind === "transfer" ? op.from : op.address;
+    if (op.amount > 0) {
+      const available = balanceOf(state, address) - pending.debit;
+      if (op.amount > available) {
+        throw new TxRejectedError("insufficient_balance", `balance available is ${available}`, {
+          expected: op.amount,
+          actual: available,
+        });
+      }
+      return { debit: op.amount, unstake: 0, onceRef: op.ref };
+    }
+    const stakeAvailable = stakeOf(state, address) - pending.unstake;
+    if (-op.amount > stakeAvailable) {
+      throw new TxRejectedError("insufficient_balance", `stake available to withdraw is ${stakeAvailable}`, {
+        expected: -op.amount,
+        actual: stakeAvailable,
+      });
+    }
+    return { debit: 0, unstake: -op.amount, onceRef: op.ref };
+  }
+}

@@ -1,0 +1,18 @@
+export interface TxPoolOptions {
+  /** Chain id that signatures must carry. */
+  chainId: number;
+  /** Largest canonical transaction body, bytes. */
+  maxTxBytes: number;
+  /** Pending transactions in all. */
+  maxPoolTxs: number;
+  /** Pending transactions of one sender. */
+  maxPoolTxsPerAccount: number;
+  /** An unordered (nonce -1) transaction's timestamp must lie within now ± this, ms. */
+  replayWindowMs: number;
+}
+
+export const defaultTxPoolOptions: Omit<TxPoolOptions, "chainId" | "maxTxBytes"> = {
+  maxPoolTxs: 5000,
+  maxPoolTxsPerAccount: 64,
+  replayWindowMs: 60 * 60 * 1000,
+};
