@@ -1,0 +1,66 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { freePort, type NodeProcess, rpc, spawnNode } from "../helpers/process.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
+
+describe("chain-node CLI", () => {
+  it("version prints the package version", () => {
+    const out = execFileSync(process.execPath, ["bin/chain-node.js", "version"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    });
+    assert.equal(out.trim(), VERSION);
+  });
+
+  it("rejects a malformed flag with a message and a non-zero exit", () => {
+    assert.throws(
+      () =>
+        execFileSync(process.execPath, ["bin/chain-node.js", "dev", "--rpc-port", "x"], {
+          cwd: ROOT,
+          stdio: "pipe",
+        }),
+      /expected an integer/,
+    );
+  });
+
+  describe("dev", () => {
+    const home = mkdtempSync(join(tmpdir(), "chain-node-cli-"));
+    let node: NodeProcess | undefined;
+    after(async () => {
+      await node?.stop();
+      rmSync(home, { recursive: true, force: true });
+    });
+
+    it("prints the RPC URL, chain id and ten accounts with keys, and serves them", async () => {
+      const port = await freePort();
+      node = await spawnNode(
+        ["dev", "--home", home, "--rpc-port", String(port), "--log-level", "warn"],
+        port,
+      );
+      const out = node.output();
+      assert.match(out, new RegExp(`RPC URL\\s+http://127\\.0\\.0\\.1:${port}`));
+      assert.match(out, /chain id\s+100/);
+      assert.match(out, /WARNING/);
+      const accounts = [...out.matchAll(/\((\d)\) (0x[0-9a-fA-F]{40})\s+private key (0x[0-9a-f]{64})/g)];
+      assert.equal(accounts.length, 10, "ten accounts with keys are printed");
+      assert.equal(
+        accounts[0]?.[2],
+        "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
+        "account 0 is the hardhat one",
+      );
+      for (const [, , address] of accounts) {
+        assert.equal(await rpc<number>(node.url, "chain_getBalance", { address }), 1_000_000_000_000);
+      }
+      assert.equal(await rpc<number>(node.url, "net_chainId"), 100);
+      assert.equal(await rpc<boolean>(node.url, "chain_isValidator", { address: accounts[0]?.[2] }), true);
+      assert.equal(await node.stop(), 0, "SIGTERM exits cleanly");
+    });
+  });
+});

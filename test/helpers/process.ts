@@ -1,0 +1,101 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** A free TCP port on 127.0.0.1 (bound and released; fine for tests on one machine). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface NodeProcess {
+  url: string;
+  child: ChildProcess;
+  /** stdout and stderr so far, for failure messages. */
+  output(): string;
+  /** SIGTERM and wait for exit (SIGKILL after `graceMs`). */
+  stop(graceMs?: number): Promise<number | null>;
+  /** SIGKILL and wait for exit. */
+  kill(): Promise<void>;
+}
+
+/**
+ * Runs `chain-node <args>` as a real process (the pinned Node via process.execPath, through tsx)
+ * and waits until its RPC answers. Register `stop` as teardown on the next line.
+ */
+export async function spawnNode(args: string[], rpcPort: number, timeoutMs = 20_000): Promise<NodeProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const url = `http://127.0.0.1:${rpcPort}`;
+  const handle: NodeProcess = {
+    url,
+    child,
+    output: () => output,
+    async stop(graceMs = 10_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null)
+      throw new Error(`node exited with ${child.exitCode} before serving:\n${output}`);
+    try {
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"jsonrpc":"2.0","id":1,"method":"chain_getRecentBlockNumber"}',
+      });
+      if (response.ok) return handle;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await handle.kill();
+      throw new Error(`node did not serve RPC on ${url} within ${timeoutMs} ms:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** One JSON-RPC call to a URL; throws on an error reply. */
+export async function rpc<T>(url: string, method: string, params?: unknown): Promise<T> {
+  const body: Record<string, unknown> = { jsonrpc: "2.0", id: 1, method };
+  if (params !== undefined) body.params = params;
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const reply = (await response.json()) as { result?: T; error?: unknown };
+  if (reply.error !== undefined) throw new Error(`${method}: ${JSON.stringify(reply.error)}`);
+  return reply.result as T;
+}
