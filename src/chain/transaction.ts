@@ -5,6 +5,21 @@ import type { SignedTxInput, Tx, TxBody } from "./types.ts";
 
 const BODY_KEYS = new Set(["nonce", "timestamp", "operation", "parent_tx_hash"]);
 
+/** Deepest nesting of arrays and objects in a value; deeper would risk the stack in recursive code. */
+export const MAX_VALUE_DEPTH = 64;
+
+/** Whether `value` nests deeper than `max` (iterative, so hostile depth cannot overflow the stack). */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop() as [unknown, number];
+    if (current === null || typeof current !== "object") continue;
+    if (depth >= max) return true;
+    for (const member of Object.values(current)) stack.push([member, depth + 1]);
+  }
+  return false;
+}
+
 export interface TxVerifyOptions {
   chainId: number;
   /** Largest canonical body accepted, in bytes. */
@@ -33,6 +48,9 @@ function assertBodyShape(body: TxBody): void {
   }
   if (!isSetValueShape(body.operation)) {
     throw new TxRejectedError("invalid_operation", "operation must be exactly {type: SET_VALUE, ref, value}");
+  }
+  if (nestsDeeperThan(body.operation.value, MAX_VALUE_DEPTH)) {
+    throw new TxRejectedError("invalid_operation", `operation value nests deeper than ${MAX_VALUE_DEPTH} levels`);
   }
 }
 

@@ -72,11 +72,16 @@ export class RpcServer {
     return `http://${host}:${address.port}`;
   }
 
-  async close(): Promise<void> {
+  /** Stops accepting connections, lets requests in flight finish (up to `graceMs`), then closes. */
+  async close(graceMs = 2_000): Promise<void> {
     if (!this.server.listening) return;
     await new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
+      const force = setTimeout(() => this.server.closeAllConnections(), graceMs);
+      this.server.close(() => {
+        clearTimeout(force);
+        resolve();
+      });
+      this.server.closeIdleConnections();
     });
   }
 

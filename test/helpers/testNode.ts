@@ -134,12 +134,25 @@ export function signTx(
 }
 
 /** A transfer body from `from` to `to`. */
-export function transferBody(from: string, to: string, amount: number, nonce: number, key = `k${nonce}-${Date.now()}`) {
-  return { nonce, operation: { type: "SET_VALUE", ref: `/transfer/${from}/${to}/${key}/value`, value: amount } };
+export function transferBody(
+  from: string,
+  to: string,
+  amount: number,
+  nonce: number,
+  key = `k${nonce}-${Date.now()}`,
+) {
+  return {
+    nonce,
+    operation: { type: "SET_VALUE", ref: `/transfer/${from}/${to}/${key}/value`, value: amount },
+  };
 }
 
 /** Polls `check` every 20 ms until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 5000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
