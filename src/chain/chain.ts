@@ -19,7 +19,10 @@ export interface ChainStore extends StateReader, TrieNodeReader {
   getBlock(number: number): StoredBlock | undefined;
   getBlockNumber(hash: string): number | undefined;
   getConfirmedTx(hash: string): ConfirmedTx | undefined;
-  /** Durable once the promise resolves; all or nothing on a crash. */
+  /**
+   * Durable once the promise resolves; all or nothing on a crash. No other event-loop turn may
+   * see the write before the promise resolves, so the chain's head moves in the same tick.
+   */
   commitBlock(write: BlockWrite): Promise<void>;
 }
 

@@ -67,9 +67,15 @@ export class LmdbStore implements ChainStore {
     return this.trie.get(key);
   }
 
+  /**
+   * Writes the block, its indexes, state and trie nodes, and the new head in one transaction.
+   * Synchronous on purpose: an async lmdb transaction becomes visible to readers before its promise
+   * resolves, so RPC could see a transaction in block N while the in-memory head is still N-1 and
+   * the pool still holds it. Committing in-thread makes the store, head and pool change together.
+   */
   async commitBlock(write: BlockWrite): Promise<void> {
     const { block } = write;
-    await this.root.transaction(() => {
+    this.root.transactionSync(() => {
       this.blocks.put(block.header.number, block);
       this.blockNumbers.put(block.hash, block.header.number);
       for (const confirmed of write.txs) {
