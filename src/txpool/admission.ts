@@ -85,9 +85,13 @@ export class Admission {
    */
   async restore(records: readonly { seq: number; tx: Tx }[]): Promise<number> {
     const dropped: string[] = [];
-    for (const { tx } of records) {
+    // Restored entries keep their journaled seq and new ones are numbered after all of them: the
+    // journal is never rewritten here, so a fresh count would sort new transactions before older
+    // ones at the next restart (and drop them there as nonce_too_high).
+    for (const { seq } of records) this.nextSeq = Math.max(this.nextSeq, seq + 1);
+    for (const { seq, tx } of records) {
       try {
-        this.pool.add(this.check({ signature: tx.signature, transaction: txBody(tx) }));
+        this.pool.add({ ...this.check({ signature: tx.signature, transaction: txBody(tx) }), seq });
       } catch (error) {
         if (!(error instanceof TxRejectedError)) throw error;
         dropped.push(tx.hash);
