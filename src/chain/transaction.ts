@@ -50,7 +50,10 @@ function assertBodyShape(body: TxBody): void {
     throw new TxRejectedError("invalid_operation", "operation must be exactly {type: SET_VALUE, ref, value}");
   }
   if (nestsDeeperThan(body.operation.value, MAX_VALUE_DEPTH)) {
-    throw new TxRejectedError("invalid_operation", `operation value nests deeper than ${MAX_VALUE_DEPTH} levels`);
+    throw new TxRejectedError(
+      "invalid_operation",
+      `operation value nests deeper than ${MAX_VALUE_DEPTH} levels`,
+    );
   }
 }
 

@@ -185,8 +185,10 @@ export class RpcServer {
       );
       return;
     }
+    // RFC 9110: Allow lists what this resource supports, and `/` also serves GET (a short page).
+    const allow = path === "/" ? "GET, POST, OPTIONS" : "POST, OPTIONS";
     if (req.method === "OPTIONS") {
-      res.writeHead(204, { Allow: "POST, OPTIONS" }).end();
+      res.writeHead(204, { Allow: allow }).end();
       return;
     }
     if (req.method === "GET" && path === "/") {
@@ -195,7 +197,7 @@ export class RpcServer {
       return;
     }
     if (req.method !== "POST") {
-      res.setHeader("Allow", "POST, OPTIONS");
+      res.setHeader("Allow", allow);
       this.send(
         res,
         405,

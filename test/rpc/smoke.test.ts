@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { type DerivedAccount } from "../../src/crypto/index.ts";
+import type { DerivedAccount } from "../../src/crypto/index.ts";
 import { signTx, startTestNode, type TestNode, transferBody, waitFor } from "../helpers/testNode.ts";
 
 describe("dev node smoke", () => {
