@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { ConfirmedTxJson } from "../helpers/shapes.ts";
+import { startTestNode, type TestNode } from "../helpers/testNode.ts";
+import {
+  assertInvalidParams,
+  BAD_HASHES,
+  commitSampleBlocks,
+  invalidParamCases,
+  UNKNOWN_HASH,
+} from "./support.ts";
+
+const METHOD = "chain_getBlockTransactionCountByHash";
+
+describe(METHOD, () => {
+  let t: TestNode;
+  let sample: ConfirmedTxJson[][];
+  let hashes: string[];
+  before(async () => {
+    t = await startTestNode();
+    sample = await commitSampleBlocks(t);
+    hashes = [];
+    for (let number = 0; number <= 2; number++) {
+      hashes.push((await t.result<{ hash: string }>("chain_getBlockByNumber", { number })).hash);
+    }
+  });
+  after(() => t?.stop()); // runs even when before() or a test fails
+
+  it("counts the transactions of each block as a Number", async () => {
+    const expected = [0, sample[0]?.length, sample[1]?.length];
+    assert.deepEqual(expected, [0, 1, 3]);
+    for (const [number, count] of expected.entries()) {
+      assert.equal(await t.result(METHOD, { hash: hashes[number] }), count, `block ${number}`);
+    }
+  });
+
+  it("agrees with chain_getBlockTransactionCountByNumber and accepts an upper-case hash", async () => {
+    for (const [number, hash] of hashes.entries()) {
+      const byNumber = await t.result("chain_getBlockTransactionCountByNumber", { number });
+      assert.equal(await t.result(METHOD, { hash }), byNumber, `block ${number}`);
+      const upper = `0x${hash.slice(2).toUpperCase()}`;
+      assert.equal(await t.result(METHOD, { hash: upper }), byNumber, `block ${number} by upper-case hash`);
+    }
+  });
+
+  it("returns null for an unknown hash, and for a transaction's hash", async () => {
+    assert.equal(await t.result(METHOD, { hash: UNKNOWN_HASH }), null);
+    assert.equal(await t.result(METHOD, { hash: sample[0]?.[0]?.hash }), null);
+  });
+
+  it("refuses invalid params with -32602 invalid_params", async () => {
+    await assertInvalidParams(t, METHOD, invalidParamCases({ hash: UNKNOWN_HASH }, { hash: BAD_HASHES }));
+  });
+});
