@@ -9,7 +9,7 @@ import { createRoutes, defaultRpcServerOptions, type RpcContext } from "../../sr
  * docs/rpc.md is generated (scripts/genRpcDocs.ts) from the method table. This keeps it from
  * silently falling behind: every method in createRoutes has its section, and no section names a
  * method the table no longer has. Regenerate with
- * `node_modules/.bin/node --import tsx scripts/genRpcDocs.ts`.
+ * `npm run docs:rpc`.
  */
 const DOC = resolve(dirname(fileURLToPath(import.meta.url)), "../../docs/rpc.md");
 
@@ -47,7 +47,7 @@ describe("docs/rpc.md", () => {
   const names = [...createRoutes(stubContext).keys()];
   const doc = readFileSync(DOC, "utf8");
   const sections = [...doc.matchAll(/^### ((?:chain|net)_\w+)$/gm)].map((match) => match[1]);
-  const regenerate = "run `node_modules/.bin/node --import tsx scripts/genRpcDocs.ts`";
+  const regenerate = "run `npm run docs:rpc`";
 
   it("lists the method table", () => {
     assert.ok(names.length > 20, `expected the whole method table, got ${names.length} methods`);
