@@ -4,6 +4,13 @@ import { type Genesis, genesisHeader, genesisLeaves, genesisValidators } from ".
 import { type StateChanges, StateOverlay, type StateReader } from "./state.ts";
 import { StateTrie, type TrieNodeReader } from "./stateTrie.ts";
 import type { BlockHeader, Commit, ConfirmedTx, StoredBlock, Tx, TxResult, Validator } from "./types.ts";
+import {
+  sameValidators,
+  selectValidators,
+  stakeChangesOf,
+  VALIDATOR_SET_DELAY,
+  type ValidatorSetChange,
+} from "./validatorSet.ts";
 
 /** Everything one block commits, in one durable write (DESIGN.md §8). */
 export interface BlockWrite {
@@ -11,6 +18,10 @@ export interface BlockWrite {
   txs: ConfirmedTx[];
   stateChanges: StateChanges;
   trieNodes: ReadonlyMap<string, Uint8Array>;
+  /** Accounts whose stake changed, with the new stake (0: no longer staking). */
+  stakeChanges: ReadonlyMap<string, number>;
+  /** Present when the block changes the validator set of a later height. */
+  validatorSet?: ValidatorSetChange;
 }
 
 /** What the chain needs from storage. Reads see committed data only. */
@@ -19,6 +30,10 @@ export interface ChainStore extends StateReader, TrieNodeReader {
   getBlock(number: number): StoredBlock | undefined;
   getBlockNumber(hash: string): number | undefined;
   getConfirmedTx(hash: string): ConfirmedTx | undefined;
+  /** Every account with a non-zero stake, as of the head. */
+  stakers(): Iterable<Validator>;
+  /** The validator set in force at `height` (the latest change at or below it). */
+  validatorSetAt(height: number): Validator[] | undefined;
   /**
    * Durable once the promise resolves; all or nothing on a crash. No other event-loop turn may
    * see the write before the promise resolves, so the chain's head moves in the same tick.
@@ -33,6 +48,8 @@ export interface ExecutedBlock {
   txs: Tx[];
   results: TxResult[];
   changes: StateChanges;
+  stakeChanges: Map<string, number>;
+  validatorSet?: ValidatorSetChange;
 }
 
 /**
@@ -85,9 +102,19 @@ export class Chain {
     return this.store;
   }
 
-  /** The validator set that must sign the next block. Fixed at genesis until staking changes it. */
+  /** The validator set that must sign the next block. */
   validators(): Validator[] {
-    return genesisValidators(this.genesis);
+    return this.validatorsAt(this.head().header.number + 1);
+  }
+
+  /**
+   * The validator set of `height`, known up to head + VALIDATOR_SET_DELAY: block n's stake
+   * changes decide the set from n + VALIDATOR_SET_DELAY on.
+   */
+  validatorsAt(height: number): Validator[] {
+    const set = this.store.validatorSetAt(height);
+    if (set === undefined) throw new Error(`no validator set is stored for height ${height}`);
+    return set;
   }
 
   /** Executes `txs` in order on the head state. Nothing is written until `commit`. */
@@ -100,6 +127,8 @@ export class Chain {
       const results = txs.map((tx) => executeTx(overlay, tx));
       const changes = overlay.changes();
       const stateRoot = await this.trie.apply(changes);
+      const stakeChanges = stakeChangesOf(changes);
+      const validatorSet = this.nextValidatorSet(parent.header.number + 1, stakeChanges);
       const header: BlockHeader = {
         parent_hash: parent.hash,
         number: parent.header.number + 1,
@@ -110,7 +139,16 @@ export class Chain {
         last_commit_hash: commitHash(parent.commit),
         size: blockSize(txs),
       };
-      return { header, hash: hashHeader(header), txs, results, changes };
+      const executed: ExecutedBlock = {
+        header,
+        hash: hashHeader(header),
+        txs,
+        results,
+        changes,
+        stakeChanges,
+      };
+      if (validatorSet !== undefined) executed.validatorSet = validatorSet;
+      return executed;
     } catch (error) {
       this.trie.discard();
       this.busy = false;
@@ -140,6 +178,8 @@ export class Chain {
         txs,
         stateChanges: executed.changes,
         trieNodes: this.trie.pendingNodes(),
+        stakeChanges: executed.stakeChanges,
+        ...(executed.validatorSet === undefined ? {} : { validatorSet: executed.validatorSet }),
       });
       this.trie.markCommitted();
       this.headBlock = block;
@@ -158,6 +198,31 @@ export class Chain {
     this.busy = false;
   }
 
+  /**
+   * The set that block `height`'s stake changes make for height + VALIDATOR_SET_DELAY, if it
+   * differs from the one in force there. A selection that would leave no validator is not
+   * applied: the chain keeps its signers rather than halt.
+   */
+  private nextValidatorSet(
+    height: number,
+    stakeChanges: ReadonlyMap<string, number>,
+  ): ValidatorSetChange | undefined {
+    if (stakeChanges.size === 0) return undefined;
+    const stakes = new Map<string, number>();
+    for (const { address, stake } of this.store.stakers()) stakes.set(address, stake);
+    for (const [address, stake] of stakeChanges) stakes.set(address, stake);
+    const { min_validator_stake, max_validators } = this.genesis.consensus;
+    const validators = selectValidators(
+      [...stakes].map(([address, stake]) => ({ address, stake })),
+      min_validator_stake,
+      max_validators,
+    );
+    const fromHeight = height + VALIDATOR_SET_DELAY;
+    if (validators.length === 0 || sameValidators(validators, this.validatorsAt(fromHeight)))
+      return undefined;
+    return { fromHeight, validators };
+  }
+
   private async buildGenesis(): Promise<{ write: BlockWrite }> {
     const overlay = new StateOverlay({ getLeaf: () => undefined, leafPathsBelow: () => [] });
     for (const [path, value] of genesisLeaves(this.genesis)) overlay.setLeaf(path, value);
@@ -171,6 +236,16 @@ export class Chain {
       validators: genesisValidators(this.genesis).map((v) => v.address),
       commit: null,
     };
-    return { write: { block, txs: [], stateChanges: overlay.changes(), trieNodes: trie.pendingNodes() } };
+    const validators = genesisValidators(this.genesis);
+    return {
+      write: {
+        block,
+        txs: [],
+        stateChanges: overlay.changes(),
+        trieNodes: trie.pendingNodes(),
+        stakeChanges: new Map(validators.map((v) => [v.address, v.stake])),
+        validatorSet: { fromHeight: 1, validators },
+      },
+    };
   }
 }

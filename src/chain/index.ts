@@ -28,6 +28,15 @@ export {
   stakeOf,
 } from "./state.ts";
 export { StateTrie, type TrieNodeReader } from "./stateTrie.ts";
+export {
+  isQuorum,
+  sameValidators,
+  selectValidators,
+  stakeChangesOf,
+  totalStake,
+  VALIDATOR_SET_DELAY,
+  type ValidatorSetChange,
+} from "./validatorSet.ts";
 export { txBody, type TxVerifyOptions, verifySignedTx } from "./transaction.ts";
 export type {
   BlockHeader,

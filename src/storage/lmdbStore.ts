@@ -1,5 +1,13 @@
 import { type Database, open, type RootDatabase } from "lmdb";
-import type { BlockWrite, ChainStore, ConfirmedTx, JsonValue, StoredBlock, Tx } from "../chain/index.ts";
+import type {
+  BlockWrite,
+  ChainStore,
+  ConfirmedTx,
+  JsonValue,
+  StoredBlock,
+  Tx,
+  Validator,
+} from "../chain/index.ts";
 import { DATABASES, SCHEMA_VERSION } from "./schema.ts";
 
 /** A journaled pool entry; `seq` restores arrival order after a restart. */
@@ -21,6 +29,8 @@ export class LmdbStore implements ChainStore {
   private readonly state: Database<JsonValue, string>;
   private readonly trie: Database<Uint8Array, string>;
   private readonly pool: Database<PoolRecord, string>;
+  private readonly stakes: Database<number, string>;
+  private readonly validatorSets: Database<Validator[], number>;
 
   constructor(path: string) {
     this.root = open({ path, compression: false });
@@ -31,6 +41,8 @@ export class LmdbStore implements ChainStore {
     this.state = this.root.openDB({ name: DATABASES.state });
     this.trie = this.root.openDB({ name: DATABASES.trie, encoding: "binary" });
     this.pool = this.root.openDB({ name: DATABASES.pool });
+    this.stakes = this.root.openDB({ name: DATABASES.stakers });
+    this.validatorSets = this.root.openDB({ name: DATABASES.validatorSets, keyEncoding: "uint32" });
     const version = this.meta.get("schema_version");
     if (version !== undefined && version !== SCHEMA_VERSION) {
       throw new Error(`data directory has schema version ${version}; this node reads ${SCHEMA_VERSION}`);
@@ -63,6 +75,17 @@ export class LmdbStore implements ChainStore {
     for (const key of this.state.getKeys({ start: `${path}/`, end: `${path}0` })) yield key;
   }
 
+  *stakers(): Iterable<Validator> {
+    for (const { key, value } of this.stakes.getRange()) yield { address: key, stake: value };
+  }
+
+  validatorSetAt(height: number): Validator[] | undefined {
+    if (!Number.isSafeInteger(height) || height < 0) return undefined;
+    const start = Math.min(height, 0xffffffff);
+    for (const { value } of this.validatorSets.getRange({ start, reverse: true, limit: 1 })) return value;
+    return undefined;
+  }
+
   getTrieNode(key: string): Uint8Array | undefined {
     return this.trie.get(key);
   }
@@ -87,6 +110,13 @@ export class LmdbStore implements ChainStore {
         else this.state.put(path, value);
       }
       for (const [key, node] of write.trieNodes) this.trie.put(key, node);
+      for (const [address, stake] of write.stakeChanges) {
+        if (stake === 0) this.stakes.remove(address);
+        else this.stakes.put(address, stake);
+      }
+      if (write.validatorSet !== undefined) {
+        this.validatorSets.put(write.validatorSet.fromHeight, write.validatorSet.validators);
+      }
       this.meta.put("head", block.header.number);
       this.meta.put("schema_version", SCHEMA_VERSION);
     });

@@ -17,6 +17,11 @@ export const DATABASES = {
   trie: "trie",
   /** transaction hash → PoolRecord: the journal of admitted, not yet committed transactions. */
   pool: "pool",
+  /** address → stake, for every account with a non-zero stake (derived from state). */
+  stakers: "stakers",
+  /** first height (uint32) → Validator[]: the set in force from that height to the next entry. */
+  validatorSets: "validator_sets",
 } as const;
 
-export const SCHEMA_VERSION = 1;
+/** 2: stakers and validator_sets. */
+export const SCHEMA_VERSION = 2;

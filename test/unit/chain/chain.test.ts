@@ -1,19 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
-  type BlockWrite,
   balanceOf,
   blockSize,
   Chain,
-  type ChainStore,
   type Commit,
-  type ConfirmedTx,
   commitHash,
   type ExecutedBlock,
   GENESIS_PROPOSER,
   type Genesis,
   hashHeader,
-  type JsonValue,
   nonceOf,
   precommitVote,
   type StoredBlock,
@@ -23,72 +19,13 @@ import {
   verifyCommit,
 } from "../../../src/chain/index.ts";
 import { hexToBytes, privateKeyToAddress } from "../../../src/crypto/index.ts";
+import { MemoryStore } from "../../helpers/memoryStore.ts";
 
 const CHAIN_ID = 100;
 const VALIDATOR_KEY = hexToBytes("0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80");
 const VALIDATOR = privateKeyToAddress(VALIDATOR_KEY);
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const BOB = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
-
-/** A ChainStore in memory: commitBlock applies the whole write at once. */
-class MemoryStore implements ChainStore {
-  readonly blocks = new Map<number, StoredBlock>();
-  readonly numbers = new Map<string, number>();
-  readonly txs = new Map<string, ConfirmedTx>();
-  readonly state = new Map<string, JsonValue>();
-  readonly trie = new Map<string, Uint8Array>();
-  head: number | undefined;
-  commits = 0;
-  /** When set, the next commitBlock fails before writing anything (a crash or a full disk). */
-  failNext = false;
-
-  headNumber(): number | undefined {
-    return this.head;
-  }
-
-  getBlock(number: number): StoredBlock | undefined {
-    return this.blocks.get(number);
-  }
-
-  getBlockNumber(hash: string): number | undefined {
-    return this.numbers.get(hash);
-  }
-
-  getConfirmedTx(hash: string): ConfirmedTx | undefined {
-    return this.txs.get(hash);
-  }
-
-  getLeaf(path: string): JsonValue | undefined {
-    return this.state.get(path);
-  }
-
-  *leafPathsBelow(path: string): Iterable<string> {
-    for (const key of this.state.keys()) if (key.startsWith(`${path}/`)) yield key;
-  }
-
-  getTrieNode(key: string): Uint8Array | undefined {
-    return this.trie.get(key);
-  }
-
-  async commitBlock(write: BlockWrite): Promise<void> {
-    if (this.failNext) {
-      this.failNext = false;
-      throw new Error("disk full");
-    }
-    // Copy everything: the chain may reuse its maps after the promise resolves.
-    const block = structuredClone(write.block);
-    this.blocks.set(block.header.number, block);
-    this.numbers.set(block.hash, block.header.number);
-    for (const confirmed of write.txs) this.txs.set(confirmed.tx.hash, structuredClone(confirmed));
-    for (const [path, value] of write.stateChanges) {
-      if (value === null) this.state.delete(path);
-      else this.state.set(path, structuredClone(value));
-    }
-    for (const [key, node] of write.trieNodes) this.trie.set(key, node.slice());
-    this.head = block.header.number;
-    this.commits += 1;
-  }
-}
 
 function genesis(overrides: Partial<Genesis> = {}): Genesis {
   return {

@@ -1,0 +1,88 @@
+import type {
+  BlockWrite,
+  ChainStore,
+  ConfirmedTx,
+  JsonValue,
+  StoredBlock,
+  Validator,
+} from "../../src/chain/index.ts";
+
+/** A ChainStore in memory: commitBlock applies the whole write at once. */
+export class MemoryStore implements ChainStore {
+  readonly blocks = new Map<number, StoredBlock>();
+  readonly numbers = new Map<string, number>();
+  readonly txs = new Map<string, ConfirmedTx>();
+  readonly state = new Map<string, JsonValue>();
+  readonly trie = new Map<string, Uint8Array>();
+  readonly stakes = new Map<string, number>();
+  readonly validatorSets = new Map<number, Validator[]>();
+  head: number | undefined;
+  commits = 0;
+  /** When set, the next commitBlock fails before writing anything (a crash or a full disk). */
+  failNext = false;
+
+  headNumber(): number | undefined {
+    return this.head;
+  }
+
+  getBlock(number: number): StoredBlock | undefined {
+    return this.blocks.get(number);
+  }
+
+  getBlockNumber(hash: string): number | undefined {
+    return this.numbers.get(hash);
+  }
+
+  getConfirmedTx(hash: string): ConfirmedTx | undefined {
+    return this.txs.get(hash);
+  }
+
+  getLeaf(path: string): JsonValue | undefined {
+    return this.state.get(path);
+  }
+
+  *leafPathsBelow(path: string): Iterable<string> {
+    for (const key of this.state.keys()) if (key.startsWith(`${path}/`)) yield key;
+  }
+
+  *stakers(): Iterable<Validator> {
+    for (const [address, stake] of this.stakes) yield { address, stake };
+  }
+
+  validatorSetAt(height: number): Validator[] | undefined {
+    let found: number | undefined;
+    for (const from of this.validatorSets.keys())
+      if (from <= height && (found === undefined || from > found)) found = from;
+    return found === undefined ? undefined : this.validatorSets.get(found);
+  }
+
+  getTrieNode(key: string): Uint8Array | undefined {
+    return this.trie.get(key);
+  }
+
+  async commitBlock(write: BlockWrite): Promise<void> {
+    if (this.failNext) {
+      this.failNext = false;
+      throw new Error("disk full");
+    }
+    // Copy everything: the chain may reuse its maps after the promise resolves.
+    const block = structuredClone(write.block);
+    this.blocks.set(block.header.number, block);
+    this.numbers.set(block.hash, block.header.number);
+    for (const confirmed of write.txs) this.txs.set(confirmed.tx.hash, structuredClone(confirmed));
+    for (const [path, value] of write.stateChanges) {
+      if (value === null) this.state.delete(path);
+      else this.state.set(path, structuredClone(value));
+    }
+    for (const [key, node] of write.trieNodes) this.trie.set(key, node.slice());
+    for (const [address, stake] of write.stakeChanges) {
+      if (stake === 0) this.stakes.delete(address);
+      else this.stakes.set(address, stake);
+    }
+    if (write.validatorSet !== undefined) {
+      this.validatorSets.set(write.validatorSet.fromHeight, structuredClone(write.validatorSet.validators));
+    }
+    this.head = block.header.number;
+    this.commits += 1;
+  }
+}
