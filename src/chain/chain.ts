@@ -1,4 +1,10 @@
 import { blockSize, commitHash, hashHeader, transactionsHash } from "./block.ts";
+import {
+  type BlockCheckContext,
+  checkProposedBlock,
+  InvalidBlockError,
+  type ProposedBlock,
+} from "./blockCheck.ts";
 import { executeTx } from "./execute.ts";
 import { type Genesis, genesisHeader, genesisLeaves, genesisValidators } from "./genesis.ts";
 import { type StateChanges, StateOverlay, type StateReader } from "./state.ts";
@@ -22,6 +28,11 @@ export interface BlockWrite {
   stakeChanges: ReadonlyMap<string, number>;
   /** Present when the block changes the validator set of a later height. */
   validatorSet?: ValidatorSetChange;
+  /**
+   * The parent rewritten with the certificate this block carries: a node first stores the
+   * precommits it saw, then adopts the proposer's, so every node ends up with the same one.
+   */
+  parent?: StoredBlock;
 }
 
 /** What the chain needs from storage. Reads see committed data only. */
@@ -50,6 +61,8 @@ export interface ExecutedBlock {
   changes: StateChanges;
   stakeChanges: Map<string, number>;
   validatorSet?: ValidatorSetChange;
+  /** The parent's certificate this block carries, and its signers. */
+  lastCommit: { commit: Commit | null; signers: string[] };
 }
 
 /**
@@ -117,12 +130,21 @@ export class Chain {
     return set;
   }
 
-  /** Executes `txs` in order on the head state. Nothing is written until `commit`. */
-  async execute(txs: Tx[], proposer: string, timestamp: number): Promise<ExecutedBlock> {
+  /**
+   * Executes `txs` in order on the head state. Nothing is written until `commit`. `lastCommit`
+   * is the parent's certificate the block carries; by default the one stored with the parent.
+   */
+  async execute(
+    txs: Tx[],
+    proposer: string,
+    timestamp: number,
+    lastCommit?: { commit: Commit | null; signers: string[] },
+  ): Promise<ExecutedBlock> {
     if (this.busy) throw new Error("a block is already being executed");
     this.busy = true;
     try {
       const parent = this.head();
+      const carried = lastCommit ?? { commit: parent.commit, signers: parent.validators };
       const overlay = new StateOverlay(this.store);
       const results = txs.map((tx) => executeTx(overlay, tx));
       const changes = overlay.changes();
@@ -136,7 +158,7 @@ export class Chain {
         proposer,
         transactions_hash: transactionsHash(txs.map((tx) => tx.hash)),
         state_root: stateRoot,
-        last_commit_hash: commitHash(parent.commit),
+        last_commit_hash: commitHash(carried.commit),
         size: blockSize(txs),
       };
       const executed: ExecutedBlock = {
@@ -146,6 +168,7 @@ export class Chain {
         results,
         changes,
         stakeChanges,
+        lastCommit: carried,
       };
       if (validatorSet !== undefined) executed.validatorSet = validatorSet;
       return executed;
@@ -154,6 +177,47 @@ export class Chain {
       this.busy = false;
       throw error;
     }
+  }
+
+  /**
+   * Checks a block another node proposed (links, parent certificate, transactions) and executes
+   * it; the result must reproduce its header exactly. Throws InvalidBlockError; on success the
+   * block is held as executed, ready for `commit` or `abandon`.
+   */
+  async executeProposed(
+    block: ProposedBlock,
+    limits: { maxTxBytes: number },
+    alreadyVerified?: (tx: Tx) => boolean,
+  ): Promise<ExecutedBlock> {
+    const parent = this.head();
+    const { consensus, chain_id } = this.genesis;
+    const context: BlockCheckContext = {
+      chainId: chain_id,
+      maxTxBytes: limits.maxTxBytes,
+      maxBlockTxs: consensus.max_block_txs,
+      maxBlockBytes: consensus.max_block_bytes,
+      parent,
+      parentValidators: parent.header.number === 0 ? [] : this.validatorsAt(parent.header.number),
+      validators: this.validatorsAt(parent.header.number + 1),
+      state: this.store,
+      isCommitted: (hash) => this.store.getConfirmedTx(hash) !== undefined,
+    };
+    if (alreadyVerified !== undefined) context.alreadyVerified = alreadyVerified;
+    const signers = checkProposedBlock(block, context);
+    const executed = await this.execute(block.txs, block.header.proposer, block.header.timestamp, {
+      commit: block.last_commit,
+      signers,
+    });
+    if (executed.hash !== hashHeader(block.header)) {
+      this.abandon();
+      const ours = executed.header;
+      const theirs = block.header;
+      const differs = (Object.keys(ours) as (keyof BlockHeader)[]).filter((k) => ours[k] !== theirs[k]);
+      throw new InvalidBlockError(
+        `block ${theirs.number}: header differs from execution in ${differs.join(", ")}`,
+      );
+    }
+    return executed;
   }
 
   /** Stores an executed block with its certificate; it becomes the head. */
@@ -180,6 +244,7 @@ export class Chain {
         trieNodes: this.trie.pendingNodes(),
         stakeChanges: executed.stakeChanges,
         ...(executed.validatorSet === undefined ? {} : { validatorSet: executed.validatorSet }),
+        ...this.adoptedParent(executed),
       });
       this.trie.markCommitted();
       this.headBlock = block;
@@ -190,6 +255,14 @@ export class Chain {
     } finally {
       this.busy = false;
     }
+  }
+
+  /** The parent with the carried certificate, when it differs from the one stored. */
+  private adoptedParent(executed: ExecutedBlock): { parent?: StoredBlock } {
+    const parent = this.head();
+    const { commit, signers } = executed.lastCommit;
+    if (commitHash(commit) === commitHash(parent.commit)) return {};
+    return { parent: { ...parent, commit, validators: signers } };
   }
 
   /** Drops an executed block that will not be committed. */

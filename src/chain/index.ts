@@ -5,6 +5,13 @@
  * the pool, consensus rounds, networking or RPC.
  */
 export { blockSize, commitHash, GENESIS_PROPOSER, hashHeader, transactionsHash, txSize } from "./block.ts";
+export {
+  type BlockCheckContext,
+  checkProposedBlock,
+  InvalidBlockError,
+  type ProposedBlock,
+  UNORDERED_TX_WINDOW_MS,
+} from "./blockCheck.ts";
 export { type BlockWrite, Chain, type ChainStore, type ExecutedBlock } from "./chain.ts";
 export { type CommitCheck, precommitVote, signVote, verifyCommit } from "./commit.ts";
 export {

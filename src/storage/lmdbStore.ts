@@ -100,6 +100,7 @@ export class LmdbStore implements ChainStore {
     const { block } = write;
     this.root.transactionSync(() => {
       this.blocks.put(block.header.number, block);
+      if (write.parent !== undefined) this.blocks.put(write.parent.header.number, write.parent);
       this.blockNumbers.put(block.hash, block.header.number);
       for (const confirmed of write.txs) {
         this.txs.put(confirmed.tx.hash, confirmed);

@@ -68,6 +68,8 @@ export class MemoryStore implements ChainStore {
     // Copy everything: the chain may reuse its maps after the promise resolves.
     const block = structuredClone(write.block);
     this.blocks.set(block.header.number, block);
+    if (write.parent !== undefined)
+      this.blocks.set(write.parent.header.number, structuredClone(write.parent));
     this.numbers.set(block.hash, block.header.number);
     for (const confirmed of write.txs) this.txs.set(confirmed.tx.hash, structuredClone(confirmed));
     for (const [path, value] of write.stateChanges) {
