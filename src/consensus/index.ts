@@ -11,3 +11,30 @@ export {
   SingleValidatorProducer,
   type ValidatorKey,
 } from "./singleValidator.ts";
+export {
+  ChainConsensusHost,
+  type ChainHostEvents,
+  type HostChain,
+  type HostNetwork,
+  type HostPool,
+} from "./chainHost.ts";
+export {
+  isSignedProposal,
+  isSignedVote,
+  type ProposalBody,
+  recoverBodySigner,
+  type SignedProposal,
+  type SignedVote,
+  signBody,
+  type VoteBody,
+  type VoteType,
+} from "./messages.ts";
+export { ProposerSchedule } from "./proposer.ts";
+export { ConsensusSigner, DoubleSignError, readSigningLog, type SignedRecord } from "./signer.ts";
+export {
+  type ConsensusHost,
+  type ConsensusMessage,
+  type ConsensusTimeouts,
+  TendermintEngine,
+} from "./tendermint.ts";
+export { type AddResult, type Evidence, HeightVotes } from "./voteSet.ts";

@@ -1,0 +1,161 @@
+import {
+  type Commit,
+  type ExecutedBlock,
+  hashHeader,
+  InvalidBlockError,
+  type ProposedBlock,
+  type StoredBlock,
+  type Tx,
+  type Validator,
+  verifyCommit,
+} from "../chain/index.ts";
+import type { ConsensusHost, ConsensusMessage } from "./tendermint.ts";
+import type { Evidence } from "./voteSet.ts";
+
+/** The chain as the consensus host uses it (implemented by chain/Chain). */
+export interface HostChain {
+  head(): StoredBlock;
+  validatorsAt(height: number): Validator[];
+  execute(
+    txs: Tx[],
+    proposer: string,
+    timestamp: number,
+    lastCommit?: { commit: Commit | null; signers: string[] },
+  ): Promise<ExecutedBlock>;
+  executeProposed(
+    block: ProposedBlock,
+    limits: { maxTxBytes: number },
+    alreadyVerified?: (tx: Tx) => boolean,
+  ): Promise<ExecutedBlock>;
+  commit(executed: ExecutedBlock, commit: Commit, signers: string[]): Promise<StoredBlock>;
+  abandon(): void;
+}
+
+export interface HostPool {
+  selectForBlock(): Tx[];
+  removeCommitted(hashes: readonly string[]): void;
+  /** True when the pool holds this exact signed transaction (its signature was verified). */
+  holds(tx: Tx): boolean;
+}
+
+export interface HostNetwork {
+  broadcast(message: ConsensusMessage): void;
+  onBehind(height: number): void;
+}
+
+export interface ChainHostEvents {
+  onBlock?(block: StoredBlock, executed: ExecutedBlock): void;
+  onEvidence?(evidence: Evidence): void;
+  log(level: "debug" | "info" | "warn", message: string, fields?: Record<string, unknown>): void;
+}
+
+/**
+ * Connects the consensus engine to the chain, the pool and the network. The chain holds at most
+ * one executed (uncommitted) block; the host tracks which one, and executes again when the
+ * decided block is not the one held (a proposal checked after ours, or a re-proposal).
+ */
+export class ChainConsensusHost implements ConsensusHost {
+  private readonly chain: HostChain;
+  private readonly pool: HostPool;
+  private readonly network: HostNetwork;
+  private readonly events: ChainHostEvents;
+  private readonly address: string;
+  private readonly chainId: number;
+  private readonly maxTxBytes: number;
+  private readonly clock: () => number;
+  private held: ExecutedBlock | undefined;
+
+  constructor(options: {
+    chain: HostChain;
+    pool: HostPool;
+    network: HostNetwork;
+    events: ChainHostEvents;
+    /** The validator's address, the proposer of the blocks it builds. */
+    address: string;
+    chainId: number;
+    maxTxBytes: number;
+    now?: () => number;
+  }) {
+    this.chain = options.chain;
+    this.pool = options.pool;
+    this.network = options.network;
+    this.events = options.events;
+    this.address = options.address;
+    this.chainId = options.chainId;
+    this.maxTxBytes = options.maxTxBytes;
+    this.clock = options.now ?? Date.now;
+  }
+
+  headNumber(): number {
+    return this.chain.head().header.number;
+  }
+
+  headTimestamp(): number {
+    return this.chain.head().header.timestamp;
+  }
+
+  validatorsAt(height: number): Validator[] {
+    return this.chain.validatorsAt(height);
+  }
+
+  now(): number {
+    return this.clock();
+  }
+
+  async buildBlock(_height: number, timestamp: number): Promise<ProposedBlock> {
+    this.release();
+    const parent = this.chain.head();
+    this.held = await this.chain.execute(this.pool.selectForBlock(), this.address, timestamp);
+    return { header: this.held.header, txs: this.held.txs, last_commit: parent.commit };
+  }
+
+  async checkBlock(block: ProposedBlock): Promise<boolean> {
+    this.release();
+    try {
+      this.held = await this.chain.executeProposed(block, { maxTxBytes: this.maxTxBytes }, (tx) =>
+        this.pool.holds(tx),
+      );
+      return true;
+    } catch (error) {
+      if (!(error instanceof InvalidBlockError)) throw error;
+      this.events.log("warn", "proposed block is invalid", { reason: error.message });
+      return false;
+    }
+  }
+
+  async commitBlock(block: ProposedBlock, commit: Commit): Promise<void> {
+    const hash = hashHeader(block.header);
+    if (this.held?.hash !== hash && !(await this.checkBlock(block))) {
+      throw new Error(`decided block ${hash} does not execute`);
+    }
+    const executed = this.held as ExecutedBlock;
+    const check = verifyCommit(commit, this.chainId, this.chain.validatorsAt(block.header.number));
+    if (!check.ok) throw new Error(`certificate of block ${hash} does not verify: ${check.message}`);
+    this.held = undefined;
+    const stored = await this.chain.commit(executed, commit, check.signers);
+    this.pool.removeCommitted(stored.tx_hashes);
+    this.events.onBlock?.(stored, executed);
+  }
+
+  broadcast(message: ConsensusMessage): void {
+    this.network.broadcast(message);
+  }
+
+  onEvidence(evidence: Evidence): void {
+    this.events.onEvidence?.(evidence);
+  }
+
+  onBehind(height: number): void {
+    this.network.onBehind(height);
+  }
+
+  log(level: "debug" | "info" | "warn", message: string, fields?: Record<string, unknown>): void {
+    this.events.log(level, message, fields);
+  }
+
+  private release(): void {
+    if (this.held === undefined) return;
+    this.held = undefined;
+    this.chain.abandon();
+  }
+}

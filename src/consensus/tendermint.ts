@@ -1,0 +1,416 @@
+import { type Commit, hashHeader, type ProposedBlock, type Validator } from "../chain/index.ts";
+import {
+  type ProposalBody,
+  recoverBodySigner,
+  type SignedProposal,
+  type SignedVote,
+  type VoteBody,
+  type VoteType,
+} from "./messages.ts";
+import { ProposerSchedule } from "./proposer.ts";
+import { type ConsensusSigner, DoubleSignError } from "./signer.ts";
+import { type Evidence, HeightVotes } from "./voteSet.ts";
+
+/**
+ * Tendermint consensus (Buchman, Kwon, Milosevic 2018, Algorithm 1) for one validator: rounds of
+ * propose / prevote / precommit with locking, timeouts that grow with the round, and a decision
+ * on +2/3 precommits of the stake. Inputs (messages, timeouts) are handled one at a time in
+ * arrival order; after each, every "upon" rule of the paper is re-evaluated.
+ */
+
+export type ConsensusMessage = ({ kind: "proposal" } & SignedProposal) | ({ kind: "vote" } & SignedVote);
+
+export interface ConsensusTimeouts {
+  /** Wait for a proposal: base + delta × round. */
+  proposeMs: number;
+  proposeDeltaMs: number;
+  /** After +2/3 of any prevotes (or precommits), wait for a decisive +2/3: base + delta × round. */
+  voteMs: number;
+  voteDeltaMs: number;
+  /** Between a commit and the next height's first round: the block time. */
+  commitMs: number;
+  /** Re-send our proposal and votes of an undecided height, for peers that missed them. */
+  rebroadcastMs: number;
+}
+
+/** What the engine needs from the node: the chain, block building/checking, and the network. */
+export interface ConsensusHost {
+  headNumber(): number;
+  headTimestamp(): number;
+  validatorsAt(height: number): Validator[];
+  /** Builds and executes this validator's block for the height (transactions from the pool). */
+  buildBlock(height: number, timestamp: number): Promise<ProposedBlock>;
+  /** Checks and executes a proposed block; false (never a throw) when it is invalid. */
+  checkBlock(block: ProposedBlock): Promise<boolean>;
+  /** Commits the decided block with its certificate; the head moves to it. */
+  commitBlock(block: ProposedBlock, commit: Commit): Promise<void>;
+  broadcast(message: ConsensusMessage): void;
+  onEvidence(evidence: Evidence): void;
+  /** A validator's message for a height beyond the next: we are behind and should sync. */
+  onBehind(height: number): void;
+  now(): number;
+  log(level: "debug" | "info" | "warn", message: string, fields?: Record<string, unknown>): void;
+}
+
+type Step = "propose" | "prevote" | "precommit";
+
+interface HeldProposal {
+  signed: SignedProposal;
+  hash: string;
+  valid: boolean;
+}
+
+const MAX_BUFFERED = 10_000;
+
+export class TendermintEngine {
+  private readonly host: ConsensusHost;
+  private readonly signer: ConsensusSigner | undefined;
+  private readonly chainId: number;
+  private readonly timeouts: ConsensusTimeouts;
+  private readonly schedule: ProposerSchedule;
+
+  private height = 0;
+  private round = 0;
+  private step: Step = "propose";
+  private votes: HeightVotes | undefined;
+  private proposals = new Map<number, HeldProposal>();
+  private locked: { round: number; proposal: HeldProposal | undefined } = { round: -1, proposal: undefined };
+  private valid: { round: number; proposal: HeldProposal | undefined } = { round: -1, proposal: undefined };
+  /** Once-per-round rules already fired, as "rule/round". */
+  private fired = new Set<string>();
+  private decided = false;
+  /** False while waiting out the block time: messages are kept, rules wait for round 0. */
+  private roundStarted = false;
+  private readonly nextHeight: ConsensusMessage[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private work: Promise<void> = Promise.resolve();
+  private stopped = true;
+
+  constructor(
+    host: ConsensusHost,
+    options: { chainId: number; timeouts: ConsensusTimeouts; signer?: ConsensusSigner },
+  ) {
+    this.host = host;
+    this.signer = options.signer;
+    this.chainId = options.chainId;
+    this.timeouts = options.timeouts;
+    this.schedule = new ProposerSchedule((h) => host.validatorsAt(h));
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.enqueue(() => this.startHeight());
+  }
+
+  /** Stops timers and waits for the input being handled. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    await this.work;
+  }
+
+  /** Where the engine is, for logs and status. */
+  status(): { height: number; round: number; step: Step } {
+    return { height: this.height, round: this.round, step: this.step };
+  }
+
+  /** The head moved without us (blocks from sync): start over at the new height. */
+  resync(): void {
+    this.enqueue(async () => {
+      if (this.host.headNumber() + 1 !== this.height) await this.startHeight();
+    });
+  }
+
+  proposerOf(height: number, round: number): string {
+    return this.schedule.proposer(height, round);
+  }
+
+  /**
+   * A message from a peer (already schema-checked). Returns "reject" when it is provably bad
+   * (wrong signature, not a validator, not the round's proposer), so its sender can be scored down.
+   */
+  receive(message: ConsensusMessage): "accept" | "ignore" | "reject" {
+    const body = message.kind === "vote" ? message.vote : message.proposal;
+    if (body.chain_id !== this.chainId) return "reject";
+    if (body.height < this.height || (body.height === this.height && this.decided)) return "ignore";
+    if (body.height > this.height + 1) {
+      this.host.onBehind(body.height);
+      return "ignore";
+    }
+    if (body.height === this.height + 1) {
+      // Usually peers are just ahead by a moment; if we missed the decision, only a sync helps.
+      this.host.onBehind(body.height);
+      if (this.nextHeight.length < MAX_BUFFERED) this.nextHeight.push(message);
+      return "ignore";
+    }
+    const signer = recoverBodySigner(body, message.signature);
+    if (signer === undefined || this.votes?.isValidator(signer) !== true) return "reject";
+    if (message.kind === "proposal") {
+      if (signer !== this.schedule.proposer(body.height, body.round)) return "reject";
+      if (hashHeader(message.block.header) !== message.proposal.block_hash) return "reject";
+    }
+    this.enqueue(() => this.handle(message, signer));
+    return "accept";
+  }
+
+  private enqueue(task: () => Promise<void> | void): void {
+    this.work = this.work
+      .then(async () => {
+        if (!this.stopped) await task();
+      })
+      .catch((error: unknown) => {
+        this.host.log("warn", "consensus step failed", { error: String(error), height: this.height });
+      });
+  }
+
+  private after(ms: number, task: () => Promise<void> | void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.enqueue(task);
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  // ---- heights and rounds ----
+
+  private async startHeight(): Promise<void> {
+    this.height = this.host.headNumber() + 1;
+    this.votes = new HeightVotes(this.height, this.host.validatorsAt(this.height));
+    this.proposals = new Map();
+    this.locked = { round: -1, proposal: undefined };
+    this.valid = { round: -1, proposal: undefined };
+    this.fired = new Set();
+    this.decided = false;
+    this.roundStarted = false;
+    // After a restart mid-height, rounds we already signed in are behind us.
+    const last = this.signer?.lastSigned();
+    const round = last !== undefined && last.height === this.height ? last.round : 0;
+    const wait = this.host.headTimestamp() + this.timeouts.commitMs - this.host.now();
+    const height = this.height;
+    this.after(Math.max(0, wait), async () => {
+      if (this.height !== height || this.decided) return;
+      await this.startRound(round);
+      const buffered = this.nextHeight.splice(0);
+      for (const message of buffered) this.receive(message);
+      this.scheduleRebroadcast(height);
+    });
+  }
+
+  private async startRound(round: number): Promise<void> {
+    this.round = round;
+    this.step = "propose";
+    this.roundStarted = true;
+    const height = this.height;
+    const proposer = this.schedule.proposer(height, round);
+    this.host.log("debug", "round started", { height, round, proposer });
+    if (this.signer !== undefined && proposer === this.signer.address) {
+      await this.propose(height, round);
+    } else {
+      this.after(this.timeouts.proposeMs + this.timeouts.proposeDeltaMs * round, () =>
+        this.onTimeoutPropose(height, round),
+      );
+    }
+    await this.evaluate();
+  }
+
+  private async propose(height: number, round: number): Promise<void> {
+    const reuse = this.valid.proposal;
+    const block =
+      reuse?.signed.block ??
+      (await this.host.buildBlock(height, Math.max(this.host.now(), this.host.headTimestamp() + 1)));
+    const body: ProposalBody = {
+      type: "proposal",
+      chain_id: this.chainId,
+      height,
+      round,
+      pol_round: reuse === undefined ? -1 : this.valid.round,
+      block_hash: hashHeader(block.header),
+    };
+    const signature = this.sign(body);
+    if (signature === undefined) return;
+    const signed: SignedProposal = { proposal: body, signature, block };
+    this.proposals.set(round, { signed, hash: body.block_hash, valid: true });
+    this.host.broadcast({ kind: "proposal", ...signed });
+  }
+
+  private async handle(message: ConsensusMessage, signer: string): Promise<void> {
+    if (message.kind === "vote") {
+      if (message.vote.height !== this.height) return;
+      const result = this.votes?.add(message, signer);
+      if (result?.kind === "conflict") this.host.onEvidence(result.evidence);
+      if (result?.kind !== "added") return;
+    } else {
+      const { proposal, block } = message;
+      if (proposal.height !== this.height || this.proposals.has(proposal.round)) return;
+      if (proposal.pol_round >= proposal.round) return;
+      const valid = await this.host.checkBlock(block);
+      if (this.height !== proposal.height) return;
+      this.proposals.set(proposal.round, { signed: message, hash: proposal.block_hash, valid });
+      if (!valid)
+        this.host.log("warn", "invalid proposal", { height: proposal.height, round: proposal.round });
+    }
+    await this.evaluate();
+  }
+
+  // ---- the paper's "upon" rules ----
+
+  private async evaluate(): Promise<void> {
+    const votes = this.votes;
+    if (votes === undefined || this.decided || !this.roundStarted) return;
+    if (await this.tryDecide(votes)) return;
+    const skipTo = this.roundToSkipTo(votes);
+    if (skipTo !== undefined) {
+      await this.startRound(skipTo);
+      return;
+    }
+    const round = this.round;
+    const proposal = this.proposals.get(round);
+    if (this.step === "propose" && proposal !== undefined) this.prevoteOnProposal(proposal, votes);
+    if (this.step === "prevote" && votes.hasQuorumAny("prevote", round)) {
+      this.once(`prevote-wait/${round}`, () =>
+        this.after(this.voteTimeout(round), () => this.onTimeoutPrevote(this.height, round)),
+      );
+    }
+    if (
+      proposal?.valid === true &&
+      this.step !== "propose" &&
+      votes.hasQuorumFor("prevote", round, proposal.hash)
+    ) {
+      this.once(`polka/${round}`, () => {
+        if (this.step === "prevote") {
+          this.locked = { round, proposal };
+          this.vote("precommit", proposal.hash);
+          this.step = "precommit";
+        }
+        this.valid = { round, proposal };
+      });
+    }
+    if (this.step === "prevote" && votes.quorumFor("prevote", round) === "") {
+      this.vote("precommit", "");
+      this.step = "precommit";
+    }
+    if (votes.hasQuorumAny("precommit", round)) {
+      this.once(`precommit-wait/${round}`, () =>
+        this.after(this.voteTimeout(round), () => this.onTimeoutPrecommit(this.height, round)),
+      );
+    }
+  }
+
+  /** Lines 22–33 of the paper: prevote the round's proposal, or nil. */
+  private prevoteOnProposal(proposal: HeldProposal, votes: HeightVotes): void {
+    const { pol_round } = proposal.signed.proposal;
+    const lockedHash = this.locked.proposal?.hash;
+    if (pol_round === -1) {
+      const ok = proposal.valid && (this.locked.round === -1 || lockedHash === proposal.hash);
+      this.vote("prevote", ok ? proposal.hash : "");
+      this.step = "prevote";
+      return;
+    }
+    if (votes.hasQuorumFor("prevote", pol_round, proposal.hash)) {
+      const ok = proposal.valid && (this.locked.round <= pol_round || lockedHash === proposal.hash);
+      this.vote("prevote", ok ? proposal.hash : "");
+      this.step = "prevote";
+    }
+  }
+
+  /** Lines 49–54: +2/3 precommits for a proposal we hold and judged valid, in any round. */
+  private async tryDecide(votes: HeightVotes): Promise<boolean> {
+    for (const [round, proposal] of this.proposals) {
+      if (!proposal.valid || !votes.hasQuorumFor("precommit", round, proposal.hash)) continue;
+      this.decided = true;
+      const commit: Commit = {
+        height: this.height,
+        round,
+        block_hash: proposal.hash,
+        signatures: votes.precommitSignatures(round, proposal.hash),
+      };
+      await this.host.commitBlock(proposal.signed.block, commit);
+      this.host.log("info", "block committed", { height: this.height, round, hash: proposal.hash });
+      await this.startHeight();
+      return true;
+    }
+    return false;
+  }
+
+  /** Line 55: +1/3 of the stake is already in a later round, so some honest validator is. */
+  private roundToSkipTo(votes: HeightVotes): number | undefined {
+    let target: number | undefined;
+    for (let r = this.round + 1; r <= this.round + 100; r++) {
+      if (votes.hasOneThirdAny(r)) target = r;
+    }
+    return target;
+  }
+
+  private onTimeoutPropose(height: number, round: number): Promise<void> | undefined {
+    if (height !== this.height || round !== this.round || this.step !== "propose" || this.decided) return;
+    this.vote("prevote", "");
+    this.step = "prevote";
+    return this.evaluate();
+  }
+
+  private onTimeoutPrevote(height: number, round: number): Promise<void> | undefined {
+    if (height !== this.height || round !== this.round || this.step !== "prevote" || this.decided) return;
+    this.vote("precommit", "");
+    this.step = "precommit";
+    return this.evaluate();
+  }
+
+  private onTimeoutPrecommit(height: number, round: number): Promise<void> | undefined {
+    if (height !== this.height || round !== this.round || this.decided) return;
+    return this.startRound(round + 1);
+  }
+
+  private voteTimeout(round: number): number {
+    return this.timeouts.voteMs + this.timeouts.voteDeltaMs * round;
+  }
+
+  private once(rule: string, action: () => void): void {
+    if (this.fired.has(rule)) return;
+    this.fired.add(rule);
+    action();
+  }
+
+  // ---- signing and sending ----
+
+  private vote(type: VoteType, blockHash: string): void {
+    if (this.signer === undefined || this.votes?.isValidator(this.signer.address) !== true) return;
+    const body: VoteBody = {
+      type,
+      chain_id: this.chainId,
+      height: this.height,
+      round: this.round,
+      block_hash: blockHash,
+    };
+    const signature = this.sign(body);
+    if (signature === undefined) return;
+    const signed: SignedVote = { vote: body, signature };
+    this.votes.add(signed, this.signer.address);
+    this.host.broadcast({ kind: "vote", ...signed });
+  }
+
+  /** Signs through the double-sign guard; a refusal means we stay silent this step. */
+  private sign(body: VoteBody | ProposalBody): string | undefined {
+    if (this.signer === undefined) return undefined;
+    try {
+      return this.signer.sign(body);
+    } catch (error) {
+      if (!(error instanceof DoubleSignError)) throw error;
+      this.host.log("warn", "not signing", { reason: error.message });
+      return undefined;
+    }
+  }
+
+  private scheduleRebroadcast(height: number): void {
+    this.after(this.timeouts.rebroadcastMs, () => {
+      if (this.height !== height || this.decided) return;
+      const own = this.signer?.address;
+      const proposal = this.proposals.get(this.round);
+      if (proposal !== undefined && own !== undefined && this.schedule.proposer(height, this.round) === own) {
+        this.host.broadcast({ kind: "proposal", ...proposal.signed });
+      }
+      for (const vote of this.votes?.all() ?? []) this.host.broadcast({ kind: "vote", ...vote });
+      this.scheduleRebroadcast(height);
+    });
+  }
+}
