@@ -20,6 +20,7 @@ export {
 } from "./chainHost.ts";
 export {
   isSignedProposal,
+  SignedProposalSchema,
   isSignedVote,
   type ProposalBody,
   recoverBodySigner,

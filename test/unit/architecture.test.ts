@@ -15,9 +15,10 @@ const ALLOWED: Record<string, readonly string[]> = {
   storage: ["chain", "crypto"],
   txpool: ["chain", "crypto"],
   consensus: ["chain", "crypto"],
-  p2p: ["chain", "crypto"],
+  p2p: ["crypto"],
+  sync: ["chain", "consensus", "crypto"],
   rpc: ["chain", "crypto"],
-  node: ["crypto", "chain", "storage", "txpool", "consensus", "p2p", "rpc"],
+  node: ["crypto", "chain", "storage", "txpool", "consensus", "sync", "p2p", "rpc"],
   cli: ["node", "crypto"],
 };
 

@@ -1,0 +1,205 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import {
+  type Commit,
+  type ConfirmedTx,
+  type ExecutedBlock,
+  hashHeader,
+  InvalidBlockError,
+  type ProposedBlock,
+  type StoredBlock,
+  type Tx,
+  type Validator,
+  verifyCommit,
+} from "../chain/index.ts";
+import { SignedProposalSchema } from "../consensus/index.ts";
+
+/**
+ * Catching up from peers: fetch blocks by range, check each one's certificate against the
+ * validator set of its height, re-execute it (which checks its transactions and state root), and
+ * commit. A peer that serves a bad block is reported and another is asked.
+ */
+
+/** A block as served for sync: what a proposal carries, plus the certificate that finalized it. */
+export interface SyncBlock extends ProposedBlock {
+  commit: Commit;
+}
+
+const SyncBlockSchema = Type.Object(
+  {
+    ...SignedProposalSchema.properties.block.properties,
+    commit: Type.Object(
+      {
+        height: Type.Integer({ minimum: 1 }),
+        round: Type.Integer({ minimum: 0 }),
+        block_hash: Type.String({ pattern: "^0x[0-9a-f]{64}$" }),
+        signatures: Type.Array(Type.String({ pattern: "^0x[0-9a-fA-F]{194}$" }), { maxItems: 10_000 }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+const syncBlockCheck = TypeCompiler.Compile(SyncBlockSchema);
+export const isSyncBlock = (value: unknown): value is Static<typeof SyncBlockSchema> & SyncBlock =>
+  syncBlockCheck.Check(value);
+
+/** What serving blocks needs from storage. */
+export interface BlockReader {
+  headNumber(): number | undefined;
+  getBlock(number: number): StoredBlock | undefined;
+  getConfirmedTx(hash: string): ConfirmedTx | undefined;
+}
+
+/** Blocks from..to (inclusive, clipped to the head and to `max`), in the sync form. */
+export function serveBlocks(store: BlockReader, from: number, to: number, max: number): SyncBlock[] {
+  const head = store.headNumber() ?? 0;
+  const blocks: SyncBlock[] = [];
+  const first = Math.max(1, from);
+  const last = Math.min(to, head, first + max - 1);
+  for (let number = first; number <= last; number++) {
+    const block = store.getBlock(number);
+    const parent = store.getBlock(number - 1);
+    if (block?.commit == null || parent === undefined) break;
+    const txs = block.tx_hashes.map((hash) => store.getConfirmedTx(hash)?.tx);
+    if (txs.some((tx) => tx === undefined)) break;
+    blocks.push({ header: block.header, txs: txs as Tx[], last_commit: parent.commit, commit: block.commit });
+  }
+  return blocks;
+}
+
+export interface SyncPeer {
+  id: string;
+  head: number;
+}
+
+/** Where blocks come from (the p2p layer, or anything else that can serve ranges). */
+export interface BlockSource {
+  peers(): SyncPeer[];
+  requestBlocks(peer: string, from: number, to: number): Promise<unknown[]>;
+  penalize(peer: string, reason: string): void;
+}
+
+/** The chain as sync uses it (chain/Chain implements it). */
+export interface SyncChain {
+  head(): StoredBlock;
+  validatorsAt(height: number): Validator[];
+  executeProposed(block: ProposedBlock, limits: { maxTxBytes: number }): Promise<ExecutedBlock>;
+  commit(executed: ExecutedBlock, commit: Commit, signers: string[]): Promise<StoredBlock>;
+  abandon(): void;
+}
+
+export interface SyncOptions {
+  chainId: number;
+  maxTxBytes: number;
+  /** Blocks per request. */
+  batch: number;
+  /** Runs a task while consensus is paused (the chain executes one block at a time). */
+  exclusive<T>(task: () => Promise<T>): Promise<T>;
+  onBlock?(block: StoredBlock, executed: ExecutedBlock): void;
+  onProgress?(head: number, target: number): void;
+  log(level: "debug" | "info" | "warn", message: string, fields?: Record<string, unknown>): void;
+}
+
+export class BlockSync {
+  private readonly chain: SyncChain;
+  private readonly source: BlockSource;
+  private readonly options: SyncOptions;
+  private running: Promise<void> | undefined;
+  private behind = false;
+  private stopped = false;
+
+  constructor(chain: SyncChain, source: BlockSource, options: SyncOptions) {
+    this.chain = chain;
+    this.source = source;
+    this.options = options;
+  }
+
+  /** True while a peer reports a head above ours and we are fetching towards it. */
+  syncing(): boolean {
+    return this.behind;
+  }
+
+  /** Starts catching up if a peer is ahead; a no-op while a run is going. */
+  trigger(): Promise<void> {
+    if (this.running === undefined && !this.stopped) {
+      this.running = this.run().finally(() => {
+        this.running = undefined;
+      });
+    }
+    return this.running ?? Promise.resolve();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.running;
+  }
+
+  private target(): number {
+    return Math.max(0, ...this.source.peers().map((p) => p.head));
+  }
+
+  private async run(): Promise<void> {
+    const failed = new Set<string>();
+    while (!this.stopped) {
+      const head = this.chain.head().header.number;
+      const target = this.target();
+      // One block behind is normal between a commit and a status refresh; consensus handles it.
+      if (target <= head + 1) break;
+      this.behind = true;
+      this.options.onProgress?.(head, target);
+      const from = head + 1;
+      const to = Math.min(target, head + this.options.batch);
+      const peer = this.source.peers().find((p) => p.head >= to && !failed.has(p.id));
+      if (peer === undefined) break;
+      const ok = await this.fetchAndApply(peer.id, from, to);
+      if (!ok) failed.add(peer.id);
+    }
+    this.behind = false;
+    this.options.onProgress?.(this.chain.head().header.number, this.target());
+  }
+
+  /** Fetches from..to from one peer and commits what verifies; false if the peer misbehaved. */
+  private async fetchAndApply(peer: string, from: number, to: number): Promise<boolean> {
+    let response: unknown[];
+    try {
+      response = await this.source.requestBlocks(peer, from, to);
+    } catch (error) {
+      this.options.log("debug", "block request failed", { peer, from, to, error: String(error) });
+      return false;
+    }
+    if (response.length === 0) return false;
+    for (const item of response) {
+      const reason = await this.options.exclusive(() => this.apply(item));
+      if (reason !== undefined) {
+        this.options.log("warn", "peer served an invalid block", { peer, reason });
+        this.source.penalize(peer, reason);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Verifies and commits one block; returns why it was refused, or undefined. */
+  private async apply(item: unknown): Promise<string | undefined> {
+    if (!isSyncBlock(item)) return "malformed block";
+    const head = this.chain.head().header.number;
+    if (item.header.number !== head + 1) return `block ${item.header.number} does not follow ${head}`;
+    const hash = hashHeader(item.header);
+    const { commit } = item;
+    if (commit.height !== item.header.number || commit.block_hash !== hash)
+      return "commit is for another block";
+    const check = verifyCommit(commit, this.options.chainId, this.chain.validatorsAt(item.header.number));
+    if (!check.ok) return `commit: ${check.message}`;
+    let executed: ExecutedBlock;
+    try {
+      executed = await this.chain.executeProposed(item, { maxTxBytes: this.options.maxTxBytes });
+    } catch (error) {
+      if (error instanceof InvalidBlockError) return error.message;
+      throw error;
+    }
+    const stored = await this.chain.commit(executed, commit, check.signers);
+    this.options.onBlock?.(stored, executed);
+    return undefined;
+  }
+}

@@ -1,0 +1,17 @@
+/**
+ * sync: catching up from peers. Fetches blocks by range, verifies each certificate against the
+ * validator set of its height, re-executes each block (transactions, state root) and commits.
+ * Owns: when and what to fetch, and judging what peers serve. Does not own: transport (a
+ * BlockSource is given), execution rules (chain).
+ */
+export {
+  type BlockReader,
+  type BlockSource,
+  BlockSync,
+  isSyncBlock,
+  type SyncBlock,
+  type SyncChain,
+  type SyncOptions,
+  type SyncPeer,
+  serveBlocks,
+} from "./blockSync.ts";

@@ -1,0 +1,83 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { Chain } from "../../../src/chain/index.ts";
+import { type BlockSource, BlockSync, type SyncBlock, serveBlocks } from "../../../src/sync/index.ts";
+import { MemoryStore } from "../../helpers/memoryStore.ts";
+import { SIM_CHAIN_ID, SimNetwork } from "../../helpers/consensusNet.ts";
+
+/** Peers backed by the stores of simulated validators; `corrupt` rewrites what one serves. */
+function sourceOf(
+  net: SimNetwork,
+  corrupt: Record<string, (block: SyncBlock) => SyncBlock> = {},
+): BlockSource & { penalized: string[] } {
+  const penalized: string[] = [];
+  return {
+    penalized,
+    peers: () => net.nodes.map((n) => ({ id: `peer${n.index}`, head: n.chain.head().header.number })),
+    requestBlocks: async (peer, from, to) => {
+      const node = net.nodes[Number(peer.slice(4))];
+      assert.ok(node);
+      const blocks = serveBlocks(node.store, from, to, 5);
+      const rewrite = corrupt[peer];
+      return rewrite === undefined ? blocks : blocks.map(rewrite);
+    },
+    penalize: (peer) => penalized.push(peer),
+  };
+}
+
+async function freshChain(net: SimNetwork): Promise<{ chain: Chain; store: MemoryStore }> {
+  const store = new MemoryStore();
+  const chain = new Chain(store, net.genesis);
+  await chain.open();
+  return { chain, store };
+}
+
+function syncOf(chain: Chain, source: BlockSource): BlockSync {
+  return new BlockSync(chain, source, {
+    chainId: SIM_CHAIN_ID,
+    maxTxBytes: 100 * 1024,
+    batch: 5,
+    exclusive: (task) => task(),
+    log: () => undefined,
+  });
+}
+
+describe("BlockSync", () => {
+  const net = new SimNetwork(4);
+  before(async () => {
+    await net.start();
+    const deadline = Date.now() + 15_000;
+    while (Math.min(...net.heads()) < 12) {
+      assert.ok(Date.now() < deadline, "validators reach height 12");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await Promise.all(net.nodes.map((n) => n.engine.stop())); // a fixed chain to sync from
+  });
+  after(() => net.stop());
+
+  it("catches up to the peers' head, verifying certificates and state roots", async () => {
+    const { chain, store } = await freshChain(net);
+    const sync = syncOf(chain, sourceOf(net));
+    await sync.trigger();
+    const target = Math.max(...net.heads());
+    assert.ok(chain.head().header.number >= target - 1, `reached ${chain.head().header.number} of ${target}`);
+    const reference = net.nodes[0]?.store;
+    for (let h = 1; h <= chain.head().header.number; h++) {
+      assert.equal(chain.validatorsAt(h).length, 4);
+      assert.equal(reference?.getBlock(h)?.hash, store.getBlock(h)?.hash);
+    }
+    assert.equal(sync.syncing(), false);
+  });
+
+  it("drops a peer that serves a wrong state root or a forged certificate, and finishes from the others", async () => {
+    const { chain } = await freshChain(net);
+    const source = sourceOf(net, {
+      peer0: (b) => ({ ...b, header: { ...b.header, state_root: `0x${"0".repeat(64)}` } }),
+      peer1: (b) => ({ ...b, commit: { ...b.commit, signatures: b.commit.signatures.slice(0, 1) } }),
+      peer2: () => ({ junk: true }) as unknown as SyncBlock,
+    });
+    await syncOf(chain, source).trigger();
+    assert.deepEqual(source.penalized.sort(), ["peer0", "peer1", "peer2"]);
+    assert.ok(chain.head().header.number >= Math.max(...net.heads()) - 1, "synced from peer3");
+  });
+});
