@@ -118,3 +118,31 @@ function verifyAsSubmitted(tx: Tx, context: BlockCheckContext, fail: (message: s
     fail(`transaction ${tx.hash} does not match its signature`);
   }
 }
+
+/**
+ * The transactions of `txs` (in order) that a block at `blockTime` on this state may hold: not
+ * committed, ordered ones in exact nonce sequence, unordered ones within the window. A proposer
+ * filters its pool with this, so a transaction made stale by another node's block never makes
+ * its proposal invalid.
+ */
+export function includableTxs(
+  txs: readonly Tx[],
+  state: StateReader,
+  isCommitted: (hash: string) => boolean,
+  blockTime: number,
+): Tx[] {
+  const nextNonce = new Map<string, number>();
+  const seen = new Set<string>();
+  return txs.filter((tx) => {
+    if (seen.has(tx.hash) || isCommitted(tx.hash)) return false;
+    if (tx.nonce >= 0) {
+      const expected = nextNonce.get(tx.address) ?? nonceOf(state, tx.address);
+      if (tx.nonce !== expected) return false;
+      nextNonce.set(tx.address, expected + 1);
+    } else if (Math.abs(tx.timestamp - blockTime) > UNORDERED_TX_WINDOW_MS) {
+      return false;
+    }
+    seen.add(tx.hash);
+    return true;
+  });
+}

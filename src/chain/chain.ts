@@ -3,6 +3,7 @@ import {
   type BlockCheckContext,
   checkProposedBlock,
   InvalidBlockError,
+  includableTxs,
   type ProposedBlock,
 } from "./blockCheck.ts";
 import { executeTx } from "./execute.ts";
@@ -218,6 +219,11 @@ export class Chain {
       );
     }
     return executed;
+  }
+
+  /** The transactions of `txs` a block on the head at `timestamp` may hold (see includableTxs). */
+  includable(txs: readonly Tx[], timestamp: number): Tx[] {
+    return includableTxs(txs, this.store, (hash) => this.store.getConfirmedTx(hash) !== undefined, timestamp);
   }
 
   /** Stores an executed block with its certificate; it becomes the head. */

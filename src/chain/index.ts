@@ -9,6 +9,7 @@ export {
   type BlockCheckContext,
   checkProposedBlock,
   InvalidBlockError,
+  includableTxs,
   type ProposedBlock,
   UNORDERED_TX_WINDOW_MS,
 } from "./blockCheck.ts";

@@ -29,6 +29,7 @@ export interface HostChain {
   ): Promise<ExecutedBlock>;
   commit(executed: ExecutedBlock, commit: Commit, signers: string[]): Promise<StoredBlock>;
   abandon(): void;
+  includable(txs: readonly Tx[], timestamp: number): Tx[];
 }
 
 export interface HostPool {
@@ -105,7 +106,8 @@ export class ChainConsensusHost implements ConsensusHost {
   async buildBlock(_height: number, timestamp: number): Promise<ProposedBlock> {
     this.release();
     const parent = this.chain.head();
-    this.held = await this.chain.execute(this.pool.selectForBlock(), this.address, timestamp);
+    const txs = this.chain.includable(this.pool.selectForBlock(), timestamp);
+    this.held = await this.chain.execute(txs, this.address, timestamp);
     return { header: this.held.header, txs: this.held.txs, last_commit: parent.commit };
   }
 

@@ -106,6 +106,27 @@ export class Admission {
     for (const hash of hashes) this.pool.remove(hash);
   }
 
+  /**
+   * After a block from another proposer: drops what can no longer be included — an ordered
+   * transaction whose nonce the chain has passed (another transaction took it), an unordered one
+   * outside the replay window — from the pool and the journal. Returns the dropped hashes.
+   */
+  async prune(): Promise<string[]> {
+    const state = this.chain.state();
+    const now = this.now();
+    const stale = this.pool
+      .list()
+      .filter((tx) =>
+        tx.nonce >= 0
+          ? tx.nonce < nonceOf(state, tx.address)
+          : Math.abs(now - tx.timestamp) > this.options.replayWindowMs,
+      )
+      .map((tx) => tx.hash);
+    for (const hash of stale) this.pool.remove(hash);
+    if (stale.length > 0) await this.journal.removePending(stale);
+    return stale;
+  }
+
   private async persist(entries: PoolEntry[]): Promise<void> {
     try {
       await this.journal.savePending(entries.map(({ seq, tx }) => ({ seq, tx })));

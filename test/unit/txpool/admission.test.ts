@@ -620,3 +620,27 @@ describe("Admission: restore and commits", () => {
     assert.equal(admission.pool.size, 2);
   });
 });
+
+describe("Admission: prune after another proposer's block", () => {
+  it("drops transactions whose nonce the chain passed and unordered ones outside the window", async () => {
+    let now = NOW;
+    const { chain, journal, admission } = setup(funded(), {}, () => now);
+    const mine = transfer(ALICE_KEY, 0, 10);
+    const next = transfer(ALICE_KEY, 1, 10);
+    const unordered = userWrite(BOB_KEY, -1, 1, NOW);
+    for (const input of [mine, next, unordered]) await admission.submit(input);
+    assert.deepEqual(await admission.prune(), [], "nothing is stale yet");
+
+    // Another node's transaction (another hash) took Alice's nonce 0.
+    chain.commit({ ...(admission.pool.get(hashOf(mine)) as Tx), hash: `0x${"e".repeat(64)}` });
+    now = NOW + HOUR_MS + 1;
+    const dropped = await admission.prune();
+    assert.deepEqual(dropped.sort(), [hashOf(mine), hashOf(unordered)].sort());
+    assert.deepEqual(
+      admission.pool.list().map((tx) => tx.hash),
+      [hashOf(next)],
+      "nonce 1 is next now and stays",
+    );
+    assert.deepEqual(journal.removes.at(-1)?.sort(), dropped.sort(), "the journal forgets them too");
+  });
+});
