@@ -155,7 +155,7 @@ export class ChainConsensusHost implements ConsensusHost {
     this.events.log(level, message, fields);
   }
 
-  private release(): void {
+  release(): void {
     if (this.held === undefined) return;
     this.held = undefined;
     this.chain.abandon();

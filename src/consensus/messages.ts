@@ -113,7 +113,13 @@ const HeaderSchema = Type.Object(
   strict,
 );
 
-export const SignedVoteSchema = Type.Object({ vote: VoteBodySchema, signature: Signature }, strict);
+/**
+ * `at`: the sender's clock when it (re)sent the message. Not signed and not trusted; it only makes
+ * a re-broadcast differ from the first send, which gossip would otherwise drop as already seen.
+ */
+const SentAt = Type.Optional(Type.Integer({ minimum: 0 }));
+
+export const SignedVoteSchema = Type.Object({ vote: VoteBodySchema, signature: Signature, at: SentAt }, strict);
 
 export const SignedProposalSchema = Type.Object(
   {
@@ -129,6 +135,7 @@ export const SignedProposalSchema = Type.Object(
       strict,
     ),
     signature: Signature,
+    at: SentAt,
     block: Type.Object(
       {
         header: HeaderSchema,

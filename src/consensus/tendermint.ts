@@ -45,6 +45,8 @@ export interface ConsensusHost {
   /** Commits the decided block with its certificate; the head moves to it. */
   commitBlock(block: ProposedBlock, commit: Commit): Promise<void>;
   broadcast(message: ConsensusMessage): void;
+  /** Drops any executed, uncommitted block the host holds (before another task uses the chain). */
+  release(): void;
   onEvidence(evidence: Evidence): void;
   /** A validator's message for a height beyond the next: we are behind and should sync. */
   onBehind(height: number): void;
@@ -115,10 +117,25 @@ export class TendermintEngine {
     return { height: this.height, round: this.round, step: this.step };
   }
 
-  /** The head moved without us (blocks from sync): start over at the new height. */
-  resync(): void {
-    this.enqueue(async () => {
-      if (this.host.headNumber() + 1 !== this.height) await this.startHeight();
+  /**
+   * Runs `task` between two inputs, with the chain free (sync commits blocks this way). If the
+   * head moved meanwhile, consensus starts over at the new height.
+   */
+  exclusive<T>(task: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.work = this.work.then(async () => {
+        this.host.release();
+        try {
+          resolve(await task());
+        } catch (error) {
+          reject(error);
+        }
+        if (!this.stopped && this.host.headNumber() + 1 !== this.height) {
+          await this.startHeight().catch((error: unknown) =>
+            this.host.log("warn", "consensus restart failed", { error: String(error) }),
+          );
+        }
+      });
     });
   }
 

@@ -107,6 +107,8 @@ export class BlockSync {
   private readonly options: SyncOptions;
   private running: Promise<void> | undefined;
   private behind = false;
+  /** Until a peer has told us its head and we have reached it, we do not know we are synced. */
+  private caughtUp = false;
   private stopped = false;
 
   constructor(chain: SyncChain, source: BlockSource, options: SyncOptions) {
@@ -115,9 +117,17 @@ export class BlockSync {
     this.options = options;
   }
 
-  /** True while a peer reports a head above ours and we are fetching towards it. */
+  /**
+   * True from start until the node has heard a peer's head and reached it, and again whenever a
+   * peer reports a head above ours while we fetch towards it.
+   */
   syncing(): boolean {
-    return this.behind;
+    return this.behind || !this.caughtUp;
+  }
+
+  /** Whether a run is worth starting for a peer at `peerHead`. */
+  wants(peerHead: number): boolean {
+    return !this.caughtUp || peerHead > this.chain.head().header.number + 1;
   }
 
   /** Starts catching up if a peer is ahead; a no-op while a run is going. */
@@ -145,7 +155,10 @@ export class BlockSync {
       const head = this.chain.head().header.number;
       const target = this.target();
       // One block behind is normal between a commit and a status refresh; consensus handles it.
-      if (target <= head + 1) break;
+      if (target <= head + 1) {
+        if (this.source.peers().length > 0) this.caughtUp = true;
+        break;
+      }
       this.behind = true;
       this.options.onProgress?.(head, target);
       const from = head + 1;

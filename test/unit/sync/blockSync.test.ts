@@ -58,6 +58,7 @@ describe("BlockSync", () => {
   it("catches up to the peers' head, verifying certificates and state roots", async () => {
     const { chain, store } = await freshChain(net);
     const sync = syncOf(chain, sourceOf(net));
+    assert.equal(sync.syncing(), true, "not known to be synced before hearing from peers");
     await sync.trigger();
     const target = Math.max(...net.heads());
     assert.ok(chain.head().header.number >= target - 1, `reached ${chain.head().header.number} of ${target}`);
