@@ -1,0 +1,27 @@
+/**
+ * p2p: the peer-to-peer network — libp2p 3 over TCP (noise, yamux, identify, ping), the status
+ * handshake that admits only peers of our chain id, network id and genesis, gossipsub topics for
+ * transactions, proposals and votes, blocks by range, peer exchange, and bans for misbehaviour.
+ *
+ * Owns: connections, wire formats and limits, peer scoring. Does not own: what a payload means.
+ * Gossip payloads and blocks are opaque JSON here; the node validates them through P2PHandlers
+ * and answers with a verdict. Imports nothing from chain, consensus, node, storage or rpc.
+ */
+export { P2P_ERROR_REASONS, P2PError, type P2PErrorReason } from "./errors.ts";
+export { P2PNetwork } from "./network.ts";
+export { generateNodeKey, peerIdOf } from "./nodeKey.ts";
+export { defaultP2POptions, type P2POptions } from "./options.ts";
+export {
+  BLOCKS_BY_RANGE_PROTOCOL,
+  PEERS_PROTOCOL,
+  STATUS_PROTOCOL,
+  topicName,
+} from "./protocols.ts";
+export {
+  GOSSIP_TOPICS,
+  type GossipTopic,
+  type P2PHandlers,
+  type PeerInfo,
+  type PeerStatus,
+  type Verdict,
+} from "./types.ts";

@@ -1,0 +1,40 @@
+import type { GossipTopic, PeerStatus } from "./types.ts";
+
+/**
+ * Protocol ids and wire limits. A version bump in an id is a breaking wire change: old and new
+ * nodes then simply do not speak that protocol to each other.
+ */
+export const STATUS_PROTOCOL = "/chain-node/status/1.0.0";
+export const BLOCKS_BY_RANGE_PROTOCOL = "/chain-node/blocks/1.0.0";
+export const PEERS_PROTOCOL = "/chain-node/peers/1.0.0";
+
+/** A status is ~200 bytes of JSON; anything near this bound is garbage. */
+export const MAX_STATUS_BYTES = 1024;
+/** `{"from":…,"to":…}`. */
+export const MAX_BLOCKS_REQUEST_BYTES = 256;
+/** The peers request carries nothing (`{}`). */
+export const MAX_PEERS_REQUEST_BYTES = 64;
+/** A peers answer: at most this many multiaddrs … */
+export const MAX_PEER_ADDRS = 256;
+/** … of at most this many characters each … */
+export const MAX_PEER_ADDR_CHARS = 256;
+/** … in at most this many bytes. */
+export const MAX_PEERS_RESPONSE_BYTES = 64 * 1024;
+
+/** Concurrent inbound streams per connection and protocol (libp2p resets streams beyond it). */
+export const MAX_INBOUND_STREAMS = {
+  status: 4,
+  blocks: 4,
+  peers: 2,
+} as const;
+
+/**
+ * The gossipsub topic of `topic` for this chain: `/chain-node/<chain_id>/<network_id>/<genesis
+ * prefix>/<topic>`. Naming the chain and its genesis in the topic means a node of another chain
+ * never shares a topic with us, so gossip cannot cross chains even before the status handshake
+ * has refused the peer.
+ */
+export function topicName(topic: GossipTopic, status: PeerStatus): string {
+  const genesis = status.genesis_hash.toLowerCase().replace(/^0x/, "").slice(0, 16);
+  return `/chain-node/${status.chain_id}/${status.network_id}/${genesis}/${topic}`;
+}

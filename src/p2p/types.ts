@@ -1,0 +1,48 @@
+/** The three gossip topics. The wire topic name adds the chain (see `topicName` in protocols.ts). */
+export type GossipTopic = "txs" | "proposals" | "votes";
+
+export const GOSSIP_TOPICS: readonly GossipTopic[] = ["txs", "proposals", "votes"];
+
+/**
+ * What the caller decided about a gossip message. "accept" delivers and forwards it; "ignore" drops
+ * it without blame (e.g. already known, too old); "reject" drops it, is not forwarded, and the peer
+ * that sent it is penalized (disconnected and banned for a cool-down).
+ */
+export type Verdict = "accept" | "reject" | "ignore";
+
+/** A node's view of its chain, exchanged in the status handshake and refreshed periodically. */
+export interface PeerStatus {
+  chain_id: number;
+  network_id: number;
+  /** `0x` + 64 lowercase hex: the hash of block 0. */
+  genesis_hash: string;
+  head_number: number;
+  /** `0x` + 64 hex: the hash of block `head_number`. */
+  head_hash: string;
+}
+
+/** What the p2p layer asks of the node. Payloads are opaque JSON: the caller validates them. */
+export interface P2PHandlers {
+  /** Our status, sent in the handshake and on refresh. Called often; must be cheap and not throw. */
+  status(): PeerStatus;
+  /**
+   * A gossip message from a peer (already JSON-parsed, size-checked, from a handshaken peer).
+   * "reject" scores the sender down (and is a gossipsub Reject so it is not forwarded); "ignore"
+   * drops without penalty; only "accept" is forwarded. May be async: keep it well under 100 ms,
+   * since forwarding waits for it. A throw counts as "ignore" (and is logged as an error).
+   */
+  onGossip(topic: GossipTopic, payload: unknown, from: string): Verdict | Promise<Verdict>;
+  /**
+   * Serves a blocks-by-range request for `from..to` inclusive (`from <= to`, already clipped to
+   * `maxBlocksPerRequest`). Returns the items in order (opaque JSON), possibly fewer (none when
+   * the range is beyond the head). The layer drops trailing items that would exceed
+   * `maxMessageBytes`.
+   */
+  serveBlocks(from: number, to: number): unknown[] | Promise<unknown[]>;
+}
+
+/** A handshaken peer and the latest status it sent. */
+export interface PeerInfo {
+  id: string;
+  status: PeerStatus;
+}
