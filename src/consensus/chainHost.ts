@@ -12,6 +12,12 @@ import {
 import type { ConsensusHost, ConsensusMessage } from "./tendermint.ts";
 import type { Evidence } from "./voteSet.ts";
 
+/**
+ * How far ahead of our clock a proposal's timestamp may be. Without a bound a proposer could push
+ * block time arbitrarily forward (and with it the unordered-transaction window).
+ */
+export const MAX_CLOCK_DRIFT_MS = 10_000;
+
 /** The chain as the consensus host uses it (implemented by chain/Chain). */
 export interface HostChain {
   head(): StoredBlock;
@@ -113,6 +119,10 @@ export class ChainConsensusHost implements ConsensusHost {
 
   async checkBlock(block: ProposedBlock): Promise<boolean> {
     this.release();
+    if (block.header.timestamp > this.clock() + MAX_CLOCK_DRIFT_MS) {
+      this.events.log("warn", "proposed block is from the future", { timestamp: block.header.timestamp });
+      return false;
+    }
     try {
       this.held = await this.chain.executeProposed(block, { maxTxBytes: this.maxTxBytes }, (tx) =>
         this.pool.holds(tx),

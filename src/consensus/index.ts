@@ -13,6 +13,7 @@ export {
 } from "./singleValidator.ts";
 export {
   ChainConsensusHost,
+  MAX_CLOCK_DRIFT_MS,
   type ChainHostEvents,
   type HostChain,
   type HostNetwork,

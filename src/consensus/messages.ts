@@ -119,7 +119,10 @@ const HeaderSchema = Type.Object(
  */
 const SentAt = Type.Optional(Type.Integer({ minimum: 0 }));
 
-export const SignedVoteSchema = Type.Object({ vote: VoteBodySchema, signature: Signature, at: SentAt }, strict);
+export const SignedVoteSchema = Type.Object(
+  { vote: VoteBodySchema, signature: Signature, at: SentAt },
+  strict,
+);
 
 export const SignedProposalSchema = Type.Object(
   {

@@ -343,7 +343,7 @@ export class TendermintEngine {
         signatures: votes.precommitSignatures(round, proposal.hash),
       };
       await this.host.commitBlock(proposal.signed.block, commit);
-      this.host.log("info", "block committed", { height: this.height, round, hash: proposal.hash });
+      this.host.log("debug", "block committed", { height: this.height, round, hash: proposal.hash });
       await this.startHeight();
       return true;
     }

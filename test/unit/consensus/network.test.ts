@@ -2,7 +2,12 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { type SignedTxInput, verifyCommit, verifySignedTx } from "../../../src/chain/index.ts";
 import { signTx, transferBody } from "../../helpers/testNode.ts";
-import { signBody, type VoteBody } from "../../../src/consensus/index.ts";
+import {
+  ChainConsensusHost,
+  MAX_CLOCK_DRIFT_MS,
+  signBody,
+  type VoteBody,
+} from "../../../src/consensus/index.ts";
 import { hexToBytes } from "../../../src/crypto/index.ts";
 import { SIM_CHAIN_ID, type SimNetwork as Net, SimNetwork } from "../../helpers/consensusNet.ts";
 
@@ -173,5 +178,37 @@ describe("Tendermint with one byzantine validator of four", () => {
     assert.equal(node.engine.receive({ kind: "vote", vote, signature: outsiderSig }), "reject");
     const tampered = { ...vote, round: 1 };
     assert.equal(node.engine.receive({ kind: "vote", vote: tampered, signature: outsiderSig }), "reject");
+  });
+});
+
+describe("ChainConsensusHost.checkBlock", () => {
+  const net = new SimNetwork(1);
+  after(() => net.stop());
+
+  it("refuses a proposal timestamped more than the allowed drift ahead of its clock", async () => {
+    await net.start();
+    const node = net.nodes[0];
+    assert.ok(node);
+    await node.engine.stop();
+    const host = new ChainConsensusHost({
+      chain: node.chain,
+      pool: { selectForBlock: () => [], removeCommitted: () => undefined, holds: () => false },
+      network: { broadcast: () => undefined, onBehind: () => undefined },
+      events: { log: () => undefined },
+      address: node.account.address,
+      chainId: SIM_CHAIN_ID,
+      maxTxBytes: 100 * 1024,
+    });
+    const now = Date.now();
+    const honest = await host.buildBlock(node.chain.head().header.number + 1, now);
+    host.release();
+    assert.equal(await host.checkBlock(honest), true);
+    host.release();
+    const future = await host.buildBlock(
+      node.chain.head().header.number + 1,
+      now + MAX_CLOCK_DRIFT_MS + 5_000,
+    );
+    host.release();
+    assert.equal(await host.checkBlock(future), false);
   });
 });
