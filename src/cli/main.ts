@@ -1,12 +1,18 @@
 import { Command } from "commander";
 import { NODE_VERSION } from "../node/index.ts";
 import { devCommand } from "./commands/dev.ts";
+import { initCommand } from "./commands/init.ts";
+import { startCommand } from "./commands/start.ts";
+import { testnetCommand } from "./commands/testnet.ts";
 import { versionCommand } from "./commands/version.ts";
 
 const program = new Command("chain-node")
   .description("a blockchain node with a JSON-RPC 2.0 interface")
   .version(NODE_VERSION, "-V, --version")
   .addCommand(devCommand())
+  .addCommand(initCommand())
+  .addCommand(testnetCommand())
+  .addCommand(startCommand())
   .addCommand(versionCommand());
 
 try {

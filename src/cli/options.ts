@@ -43,6 +43,7 @@ export function resolveNodeOptions(flags: CommonFlags): NodeOptions {
   const options = applyConfig(defaultNodeOptions(flags.home), loadConfig(flags.home));
   if (flags.rpcHost !== undefined) options.rpc.host = flags.rpcHost;
   if (flags.rpcPort !== undefined) options.rpc.port = flags.rpcPort;
+  if (flags.p2pPort !== undefined) options.p2p.port = flags.p2pPort;
   if (flags.logLevel !== undefined) options.logLevel = flags.logLevel;
   return options;
 }

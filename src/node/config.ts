@@ -45,6 +45,31 @@ const ConfigSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    p2p: Type.Optional(
+      Type.Object(
+        {
+          host: Type.Optional(Type.String()),
+          port: Type.Optional(Port),
+          bootstrap: Type.Optional(Type.Array(Type.String())),
+          max_peers: Type.Optional(Positive),
+          max_message_bytes: Type.Optional(Positive),
+          sync_batch: Type.Optional(Positive),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    consensus: Type.Optional(
+      Type.Object(
+        {
+          timeout_propose_ms: Type.Optional(Positive),
+          timeout_propose_delta_ms: Type.Optional(Positive),
+          timeout_vote_ms: Type.Optional(Positive),
+          timeout_vote_delta_ms: Type.Optional(Positive),
+          rebroadcast_ms: Type.Optional(Positive),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     pool: Type.Optional(
       Type.Object(
         {
@@ -82,7 +107,7 @@ export function loadConfig(home: string): NodeConfig {
 
 /** Applies a config file on top of the defaults (flags are applied after, by the CLI). */
 export function applyConfig(options: NodeOptions, config: NodeConfig): NodeOptions {
-  const { node = {}, rpc = {}, pool = {} } = config;
+  const { node = {}, rpc = {}, pool = {}, p2p = {}, consensus = {} } = config;
   return {
     ...options,
     name: node.name ?? options.name,
@@ -97,6 +122,21 @@ export function applyConfig(options: NodeOptions, config: NodeConfig): NodeOptio
       maxResponseBytes: rpc.max_response_bytes ?? options.rpc.maxResponseBytes,
       maxBlockRange: rpc.max_block_range ?? options.rpc.maxBlockRange,
       cors: rpc.cors ?? options.rpc.cors,
+    },
+    p2p: {
+      host: p2p.host ?? options.p2p.host,
+      port: p2p.port ?? options.p2p.port,
+      bootstrap: p2p.bootstrap ?? options.p2p.bootstrap,
+      maxPeers: p2p.max_peers ?? options.p2p.maxPeers,
+      maxMessageBytes: p2p.max_message_bytes ?? options.p2p.maxMessageBytes,
+      syncBatch: p2p.sync_batch ?? options.p2p.syncBatch,
+    },
+    consensus: {
+      proposeMs: consensus.timeout_propose_ms ?? options.consensus.proposeMs,
+      proposeDeltaMs: consensus.timeout_propose_delta_ms ?? options.consensus.proposeDeltaMs,
+      voteMs: consensus.timeout_vote_ms ?? options.consensus.voteMs,
+      voteDeltaMs: consensus.timeout_vote_delta_ms ?? options.consensus.voteDeltaMs,
+      rebroadcastMs: consensus.rebroadcast_ms ?? options.consensus.rebroadcastMs,
     },
     pool: {
       maxPoolTxs: pool.max_txs ?? options.pool.maxPoolTxs,

@@ -9,7 +9,13 @@ export const homePaths = (home: string) => ({
   genesis: join(home, "genesis.json"),
   keys: join(home, "keys"),
   validatorKey: join(home, "keys", "validator.json"),
+  /** The libp2p identity of the node (not a validator key). */
+  nodeKey: join(home, "keys", "node_key.json"),
   data: join(home, "data"),
+  /** Every consensus message this validator signed, fsynced before it is sent. */
+  signingLog: join(home, "data", "signing.jsonl"),
+  /** Conflicting votes seen from other validators. */
+  evidenceLog: join(home, "data", "evidence.jsonl"),
 });
 
 export interface KeyFile {

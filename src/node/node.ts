@@ -1,5 +1,13 @@
 import { mkdirSync } from "node:fs";
-import { balanceOf, Chain, type Genesis, nonceOf, stakeOf, txSize } from "../chain/index.ts";
+import {
+  balanceOf,
+  Chain,
+  type Genesis,
+  nonceOf,
+  type SignedTxInput,
+  stakeOf,
+  txSize,
+} from "../chain/index.ts";
 import { SingleValidatorProducer, type ValidatorKey } from "../consensus/index.ts";
 import { isAddress, toChecksumAddress } from "../crypto/index.ts";
 import {
@@ -11,12 +19,53 @@ import {
 } from "../rpc/index.ts";
 import { LmdbStore } from "../storage/index.ts";
 import { Admission } from "../txpool/index.ts";
+import type { NodeOptions } from "./options.ts";
 import { homePaths } from "./home.ts";
 import type { Logger } from "./logger.ts";
-import type { NodeOptions } from "./options.ts";
+import { NetworkServices } from "./network.ts";
 import { NODE_VERSION } from "./version.ts";
 
 const normalize = (address: string): string => (isAddress(address) ? toChecksumAddress(address) : address);
+
+/** How blocks are made: alone (dev chain) or with peers (a network of validators). */
+export type NodeMode =
+  | { kind: "dev"; validator: ValidatorKey }
+  | { kind: "network"; validator: ValidatorKey | undefined; nodeKey: Uint8Array };
+
+/** What block making looks like from the rest of the node. */
+interface BlockMaking {
+  /** New transactions were admitted from RPC clients. */
+  admitted(inputs: readonly SignedTxInput[]): void;
+  listening(): boolean;
+  peerCount(): number;
+  syncing(): boolean;
+  /** The p2p listen addresses (none on a dev chain). */
+  p2pAddrs(): string[];
+  stop(): Promise<void>;
+}
+
+function devBlockMaking(producer: SingleValidatorProducer): BlockMaking {
+  return {
+    admitted: () => producer.notify(),
+    // The dev node has no peer-to-peer layer: it listens to no peers, has none, never syncs.
+    listening: () => false,
+    peerCount: () => 0,
+    syncing: () => false,
+    p2pAddrs: () => [],
+    stop: () => producer.stop(),
+  };
+}
+
+function networkBlockMaking(services: NetworkServices): BlockMaking {
+  return {
+    admitted: (inputs) => services.announce(inputs),
+    listening: () => services.listening(),
+    peerCount: () => services.peerCount(),
+    syncing: () => services.syncing(),
+    p2pAddrs: () => services.p2p.listenAddrs(),
+    stop: () => services.stop(),
+  };
+}
 
 /**
  * A running node: the only place that knows the concrete classes of every layer.
@@ -28,34 +77,39 @@ export class ChainNode {
   readonly rpcUrl: string;
   private readonly store: LmdbStore;
   private readonly rpc: RpcServer;
-  private readonly producer: SingleValidatorProducer;
+  private readonly blocks: BlockMaking;
   private readonly log: Logger;
+  /** The libp2p listen addresses (network mode), for operators and tests. */
+  readonly p2pAddrs: string[];
 
   private constructor(parts: {
     genesis: Genesis;
     store: LmdbStore;
     rpc: RpcServer;
     rpcUrl: string;
-    producer: SingleValidatorProducer;
+    blocks: BlockMaking;
     log: Logger;
+    p2pAddrs: string[];
   }) {
     this.genesis = parts.genesis;
     this.store = parts.store;
     this.rpc = parts.rpc;
     this.rpcUrl = parts.rpcUrl;
-    this.producer = parts.producer;
+    this.blocks = parts.blocks;
     this.log = parts.log;
+    this.p2pAddrs = parts.p2pAddrs;
   }
 
   static async start(
     options: NodeOptions,
     genesis: Genesis,
-    validator: ValidatorKey,
+    mode: NodeMode,
     log: Logger,
   ): Promise<ChainNode> {
     const paths = homePaths(options.home);
     mkdirSync(paths.data, { recursive: true });
     const store = new LmdbStore(paths.data);
+    let started: BlockMaking | undefined;
     try {
       const chain = new Chain(store, genesis);
       await chain.open();
@@ -67,28 +121,8 @@ export class ChainNode {
       );
       const restored = await admission.restore(store.loadPending());
 
-      const blockLog = log.child({ module: "consensus" });
-      const producer = new SingleValidatorProducer(
-        chain,
-        {
-          get size() {
-            return admission.pool.size;
-          },
-          selectForBlock: () =>
-            admission.pool.select(genesis.consensus.max_block_txs, genesis.consensus.max_block_bytes, txSize),
-          removeCommitted: (hashes) => admission.removeCommitted(hashes),
-        },
-        validator,
-        { chainId: genesis.chain_id, blockTimeMs: options.blockTimeMs ?? genesis.consensus.block_time_ms },
-        {
-          onBlock: (block) =>
-            blockLog.info(
-              { number: block.header.number, hash: block.hash, txs: block.tx_hashes.length },
-              "committed block",
-            ),
-          onError: (error) => blockLog.error({ err: error }, "block production failed"),
-        },
-      );
+      const blocks = await startBlockMaking({ options, genesis, chain, store, admission, mode, log });
+      started = blocks;
 
       const chainView: RpcChainView = {
         headNumber: () => chain.head().header.number,
@@ -103,22 +137,21 @@ export class ChainNode {
       const poolView: RpcTxPool = {
         submit: async (input) => {
           const hash = await admission.submit(input);
-          producer.notify();
+          blocks.admitted([input]);
           return hash;
         },
         submitBatch: async (inputs) => {
           const hashes = await admission.submitBatch(inputs);
-          producer.notify();
+          blocks.admitted(inputs);
           return hashes;
         },
         pending: () => admission.pool.list(),
         getPending: (hash) => admission.pool.get(hash),
       };
-      // The dev node has no peer-to-peer layer: it listens to no peers, has none, never syncs.
       const networkView: RpcNetworkView = {
-        listening: () => false,
-        peerCount: () => 0,
-        syncing: () => false,
+        listening: () => blocks.listening(),
+        peerCount: () => blocks.peerCount(),
+        syncing: () => blocks.syncing(),
         networkId: () => genesis.network_id,
         chainId: () => genesis.chain_id,
         nodeInfo: () => ({ name: options.name, location: options.location, version: NODE_VERSION }),
@@ -135,10 +168,11 @@ export class ChainNode {
         log.child({ module: "rpc" }),
       );
       const rpcUrl = await rpc.listen();
-      producer.start();
-      log.info({ rpcUrl, head: chain.head().header.number, pending: restored }, "node started");
-      return new ChainNode({ genesis, store, rpc, rpcUrl, producer, log });
+      const p2pAddrs = blocks.p2pAddrs();
+      log.info({ rpcUrl, p2pAddrs, head: chain.head().header.number, pending: restored }, "node started");
+      return new ChainNode({ genesis, store, rpc, rpcUrl, blocks, log, p2pAddrs });
     } catch (error) {
+      await started?.stop();
       await store.close();
       throw error;
     }
@@ -147,8 +181,57 @@ export class ChainNode {
   /** Stops serving, lets a block in progress commit, then closes storage. */
   async stop(): Promise<void> {
     await this.rpc.close();
-    await this.producer.stop();
+    await this.blocks.stop();
     await this.store.close();
     this.log.info("node stopped");
   }
+}
+
+async function startBlockMaking(parts: {
+  options: NodeOptions;
+  genesis: Genesis;
+  chain: Chain;
+  store: LmdbStore;
+  admission: Admission;
+  mode: NodeMode;
+  log: Logger;
+}): Promise<BlockMaking> {
+  const { options, genesis, chain, store, admission, mode, log } = parts;
+  if (mode.kind === "network") {
+    const services = await NetworkServices.start({
+      options,
+      genesis,
+      chain,
+      store,
+      admission,
+      validator: mode.validator,
+      nodeKey: mode.nodeKey,
+      log,
+    });
+    return networkBlockMaking(services);
+  }
+  const blockLog = log.child({ module: "consensus" });
+  const producer = new SingleValidatorProducer(
+    chain,
+    {
+      get size() {
+        return admission.pool.size;
+      },
+      selectForBlock: () =>
+        admission.pool.select(genesis.consensus.max_block_txs, genesis.consensus.max_block_bytes, txSize),
+      removeCommitted: (hashes) => admission.removeCommitted(hashes),
+    },
+    mode.validator,
+    { chainId: genesis.chain_id, blockTimeMs: options.blockTimeMs ?? genesis.consensus.block_time_ms },
+    {
+      onBlock: (block) =>
+        blockLog.info(
+          { number: block.header.number, hash: block.hash, txs: block.tx_hashes.length },
+          "committed block",
+        ),
+      onError: (error) => blockLog.error({ err: error }, "block production failed"),
+    },
+  );
+  producer.start();
+  return devBlockMaking(producer);
 }

@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import type { ConsensusTimeouts } from "../consensus/index.ts";
 import { defaultRpcServerOptions, type RpcServerOptions } from "../rpc/index.ts";
 import { defaultTxPoolOptions } from "../txpool/index.ts";
 
@@ -13,7 +14,40 @@ export interface NodeOptions {
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   name: string;
   location: string;
+  p2p: P2PSettings;
+  /** Round timeouts; the block time (commitMs) comes from genesis unless overridden. */
+  consensus: Omit<ConsensusTimeouts, "commitMs">;
 }
+
+export interface P2PSettings {
+  host: string;
+  port: number;
+  /** Static peers: multiaddrs ending in /p2p/<peer id>. */
+  bootstrap: string[];
+  maxPeers: number;
+  /** Largest gossip message or block-range response, bytes (DESIGN §9). */
+  maxMessageBytes: number;
+  /** Blocks per sync request and per served response. */
+  syncBatch: number;
+}
+
+export const defaultP2PSettings: P2PSettings = {
+  host: "127.0.0.1",
+  port: 26656,
+  bootstrap: [],
+  maxPeers: 50,
+  maxMessageBytes: 10 * 1024 * 1024,
+  syncBatch: 100,
+};
+
+/** CometBFT's defaults, scaled to blocks of about a second. */
+export const defaultConsensusTimeouts: Omit<ConsensusTimeouts, "commitMs"> = {
+  proposeMs: 3000,
+  proposeDeltaMs: 500,
+  voteMs: 1000,
+  voteDeltaMs: 500,
+  rebroadcastMs: 2000,
+};
 
 export function defaultNodeOptions(home: string): NodeOptions {
   return {
@@ -24,5 +58,7 @@ export function defaultNodeOptions(home: string): NodeOptions {
     logLevel: "info",
     name: hostname(),
     location: "",
+    p2p: { ...defaultP2PSettings, bootstrap: [] },
+    consensus: { ...defaultConsensusTimeouts },
   };
 }

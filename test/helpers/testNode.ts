@@ -71,7 +71,7 @@ export async function startTestNode(overrides: TestNodeOverrides = {}): Promise<
   const node = await ChainNode.start(
     options,
     genesis,
-    { address: validator.address, privateKey: hexToBytes(validator.privateKey) },
+    { kind: "dev", validator: { address: validator.address, privateKey: hexToBytes(validator.privateKey) } },
     createLogger("silent"),
   );
   const url = node.rpcUrl;

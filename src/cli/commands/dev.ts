@@ -1,5 +1,6 @@
 import { Command, Option } from "commander";
 import { ChainNode, createLogger, prepareDevHome } from "../../node/index.ts";
+import { hexToBytes } from "../../crypto/index.ts";
 import { type CommonFlags, commonOptions, parseIntFlag, resolveNodeOptions } from "../options.ts";
 import { runUntilSignal } from "../signals.ts";
 
@@ -31,7 +32,10 @@ export function devCommand(): Command {
       const node = await ChainNode.start(
         options,
         genesis,
-        { address: validator.address, privateKey: Buffer.from(validator.privateKey.slice(2), "hex") },
+        {
+          kind: "dev",
+          validator: { address: validator.address, privateKey: hexToBytes(validator.privateKey) },
+        },
         log,
       );
       console.log(`\nchain-node dev chain

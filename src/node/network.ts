@@ -1,0 +1,248 @@
+import { appendFileSync } from "node:fs";
+import {
+  type Chain,
+  type Genesis,
+  type SignedTxInput,
+  TxRejectedError,
+  type TxRejectReason,
+  txSize,
+} from "../chain/index.ts";
+import {
+  ChainConsensusHost,
+  type ConsensusMessage,
+  ConsensusSigner,
+  type Evidence,
+  isSignedProposal,
+  isSignedVote,
+  TendermintEngine,
+  type ValidatorKey,
+} from "../consensus/index.ts";
+import { type GossipTopic, P2PNetwork, type PeerStatus, type Verdict } from "../p2p/index.ts";
+import type { LmdbStore } from "../storage/index.ts";
+import { BlockSync, serveBlocks } from "../sync/index.ts";
+import type { Admission } from "../txpool/index.ts";
+import { homePaths } from "./home.ts";
+import type { Logger } from "./logger.ts";
+import type { NodeOptions } from "./options.ts";
+import { SyncProgress } from "./syncProgress.ts";
+
+/** Rejections that prove the sender forwarded garbage (not just a race with a block or the pool). */
+const PROVABLY_BAD: ReadonlySet<TxRejectReason> = new Set([
+  "invalid_signature",
+  "hash_mismatch",
+  "wrong_chain_id",
+  "invalid_operation",
+  "tx_too_large",
+]);
+
+const isSignedTxShape = (value: unknown): value is SignedTxInput =>
+  typeof value === "object" &&
+  value !== null &&
+  typeof (value as { signature?: unknown }).signature === "string" &&
+  typeof (value as { transaction?: unknown }).transaction === "object" &&
+  (value as { transaction?: unknown }).transaction !== null;
+
+export interface NetworkParts {
+  options: NodeOptions;
+  genesis: Genesis;
+  chain: Chain;
+  store: LmdbStore;
+  admission: Admission;
+  /** Absent on a full node: it follows consensus without voting. */
+  validator: ValidatorKey | undefined;
+  nodeKey: Uint8Array;
+  log: Logger;
+}
+
+/**
+ * A node of a network: peers (p2p), consensus (Tendermint engine over the chain), sync, and the
+ * gossip of transactions, proposals and votes between them.
+ */
+export class NetworkServices {
+  readonly p2p: P2PNetwork;
+  private readonly engine: TendermintEngine;
+  private readonly sync: BlockSync;
+  private readonly signer: ConsensusSigner | undefined;
+  private readonly admission: Admission;
+  private readonly progress: SyncProgress;
+
+  private constructor(parts: NetworkParts) {
+    const { options, genesis, chain, store, admission, validator, log } = parts;
+    const paths = homePaths(options.home);
+    this.admission = admission;
+    const consensusLog = log.child({ module: "consensus" });
+    const logWith =
+      (target: Logger) =>
+      (level: "debug" | "info" | "warn", message: string, fields?: Record<string, unknown>) =>
+        target[level](fields ?? {}, message);
+
+    this.signer =
+      validator === undefined ? undefined : ConsensusSigner.open(paths.signingLog, validator.privateKey);
+    const genesisHash = store.getBlock(0)?.hash ?? "";
+    this.p2p = new P2PNetwork(
+      {
+        host: options.p2p.host,
+        port: options.p2p.port,
+        nodeKey: parts.nodeKey,
+        bootstrap: options.p2p.bootstrap,
+        maxPeers: options.p2p.maxPeers,
+        maxMessageBytes: options.p2p.maxMessageBytes,
+        maxBlocksPerRequest: options.p2p.syncBatch,
+        statusIntervalMs: 2000,
+        logger: log, // the p2p layer names its own module
+      },
+      {
+        status: (): PeerStatus => ({
+          chain_id: genesis.chain_id,
+          network_id: genesis.network_id,
+          genesis_hash: genesisHash,
+          head_number: chain.head().header.number,
+          head_hash: chain.head().hash,
+        }),
+        onGossip: (topic, payload, from) => this.onGossip(topic, payload, from),
+        serveBlocks: (from, to) => serveBlocks(store, from, to, options.p2p.syncBatch),
+      },
+    );
+
+    const onBlock = () => {
+      void admission.prune().catch((error: unknown) => log.warn({ err: error }, "pool prune failed"));
+    };
+    const host = new ChainConsensusHost({
+      chain,
+      pool: {
+        selectForBlock: () =>
+          admission.pool.select(genesis.consensus.max_block_txs, genesis.consensus.max_block_bytes, txSize),
+        removeCommitted: (hashes) => admission.removeCommitted(hashes),
+        holds: (tx) => admission.pool.get(tx.hash)?.signature === tx.signature,
+      },
+      network: {
+        broadcast: (message) => this.publishConsensus(message),
+        onBehind: () => void this.sync.trigger(),
+      },
+      events: {
+        onBlock: (block) => {
+          consensusLog.info(
+            { number: block.header.number, hash: block.hash, txs: block.tx_hashes.length },
+            "committed block",
+          );
+          onBlock();
+        },
+        onEvidence: (evidence) => this.recordEvidence(paths.evidenceLog, evidence, consensusLog),
+        log: logWith(consensusLog),
+      },
+      address: validator?.address ?? "",
+      chainId: genesis.chain_id,
+      maxTxBytes: genesis.consensus.max_tx_bytes,
+    });
+    this.engine = new TendermintEngine(host, {
+      chainId: genesis.chain_id,
+      timeouts: { ...options.consensus, commitMs: options.blockTimeMs ?? genesis.consensus.block_time_ms },
+      ...(this.signer === undefined ? {} : { signer: this.signer }),
+    });
+
+    this.progress = new SyncProgress();
+    const syncLog = log.child({ module: "sync" });
+    this.sync = new BlockSync(
+      chain,
+      {
+        peers: () => this.p2p.peers().map((p) => ({ id: p.id, head: p.status.head_number })),
+        requestBlocks: (peer, from, to) => this.p2p.requestBlocks(peer, from, to),
+        penalize: (peer, reason) => this.p2p.penalize(peer, reason),
+      },
+      {
+        chainId: genesis.chain_id,
+        maxTxBytes: genesis.consensus.max_tx_bytes,
+        batch: options.p2p.syncBatch,
+        exclusive: (task) => this.engine.exclusive(task),
+        onBlock: (block) => {
+          syncLog.debug({ number: block.header.number }, "synced block");
+          admission.removeCommitted(block.tx_hashes);
+          onBlock();
+        },
+        onProgress: (head, target) => this.progress.update(head, target),
+        log: logWith(syncLog),
+      },
+    );
+    this.p2p.onPeerStatus = (_peer, status) => {
+      if (this.sync.wants(status.head_number)) void this.sync.trigger();
+    };
+  }
+
+  static async start(parts: NetworkParts): Promise<NetworkServices> {
+    const services = new NetworkServices(parts);
+    try {
+      await services.p2p.start();
+    } catch (error) {
+      services.signer?.close();
+      throw error;
+    }
+    services.engine.start();
+    return services;
+  }
+
+  listening(): boolean {
+    return this.p2p.listening();
+  }
+
+  peerCount(): number {
+    return this.p2p.peerCount();
+  }
+
+  syncing(): boolean {
+    return this.sync.syncing();
+  }
+
+  /** Gossips transactions this node admitted from its RPC clients. */
+  announce(inputs: readonly SignedTxInput[]): void {
+    for (const input of inputs) this.p2p.publish("txs", input);
+  }
+
+  /** Stops voting first (nothing half-signed is sent), then sync, then the network. */
+  async stop(): Promise<void> {
+    await this.engine.stop();
+    await this.sync.stop();
+    await this.p2p.stop();
+    this.progress.stop();
+    this.signer?.close();
+  }
+
+  private publishConsensus(message: ConsensusMessage): void {
+    const { kind, ...signed } = message;
+    this.p2p.publish(kind === "vote" ? "votes" : "proposals", { ...signed, at: Date.now() });
+  }
+
+  private async onGossip(topic: GossipTopic, payload: unknown, _from: string): Promise<Verdict> {
+    switch (topic) {
+      case "txs":
+        return this.onGossipTx(payload);
+      case "votes":
+        return isSignedVote(payload) ? this.engine.receive({ kind: "vote", ...payload }) : "reject";
+      case "proposals":
+        return isSignedProposal(payload) ? this.engine.receive({ kind: "proposal", ...payload }) : "reject";
+    }
+  }
+
+  private async onGossipTx(payload: unknown): Promise<Verdict> {
+    if (!isSignedTxShape(payload)) return "reject";
+    try {
+      await this.admission.submit(payload);
+      return "accept";
+    } catch (error) {
+      if (error instanceof TxRejectedError) return PROVABLY_BAD.has(error.reason) ? "reject" : "ignore";
+      throw error;
+    }
+  }
+
+  private recordEvidence(path: string, evidence: Evidence, log: Logger): void {
+    log.warn(
+      {
+        validator: evidence.validator,
+        height: evidence.first.vote.height,
+        round: evidence.first.vote.round,
+        type: evidence.first.vote.type,
+      },
+      "conflicting votes from a validator",
+    );
+    appendFileSync(path, `${JSON.stringify({ seen_at: Date.now(), ...evidence })}\n`);
+  }
+}

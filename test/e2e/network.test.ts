@@ -1,0 +1,257 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { rpc } from "../helpers/process.ts";
+import { signTx, type TxBodyInput, transferBody, waitFor } from "../helpers/testNode.ts";
+import { Testnet } from "../helpers/testnet.ts";
+
+/**
+ * Real `chain-node start` processes of a `chain-node testnet`: four validators of equal stake and
+ * one full node, on 127.0.0.1. The steps build on each other (one network, one chain).
+ */
+
+interface BlockJson {
+  number: number;
+  hash: string;
+  state_root: string;
+  validators: string[];
+}
+
+const BLOCK_TIME_MS = 200;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function blocksOf(net: Testnet, index: number, from: number, to: number): Promise<BlockJson[]> {
+  const blocks: BlockJson[] = [];
+  for (let start = from; start <= to; start += 100) {
+    const end = Math.min(to, start + 99);
+    blocks.push(...(await rpc<BlockJson[]>(net.url(index), "chain_getBlocks", { from: start, to: end })));
+  }
+  return blocks;
+}
+
+/** All the given nodes report the same hash and state root at every height up to the lowest head. */
+async function assertSameChain(net: Testnet, nodes: number[]): Promise<number> {
+  const heads = await Promise.all(nodes.map((i) => net.head(i)));
+  const top = Math.min(...heads);
+  const chains = await Promise.all(nodes.map((i) => blocksOf(net, i, 1, top)));
+  for (let h = 0; h < top; h++) {
+    const hashes = new Set(chains.map((c) => c[h]?.hash));
+    const roots = new Set(chains.map((c) => c[h]?.state_root));
+    assert.equal(hashes.size, 1, `one hash at height ${h + 1}`);
+    assert.equal(roots.size, 1, `one state root at height ${h + 1}`);
+  }
+  return top;
+}
+
+function assertNoDoubleSigning(net: Testnet, nodes: number[]): number {
+  let records = 0;
+  for (const i of nodes) {
+    const seen = new Map<string, string>();
+    for (const record of net.signingLog(i)) {
+      records += 1;
+      const key = `${record.height}/${record.round}/${record.step}`;
+      const body = JSON.stringify(record.body);
+      assert.ok(!seen.has(key) || seen.get(key) === body, `node${i} signed two messages at ${key}`);
+      seen.set(key, body);
+    }
+  }
+  return records;
+}
+
+async function headsAbove(net: Testnet, nodes: number[], height: number, timeoutMs: number): Promise<void> {
+  await waitFor(
+    `nodes ${nodes.join(",")} above height ${height}`,
+    async () =>
+      (await Promise.all(nodes.map((i) => net.head(i)))).every((h) => h > height) ? true : undefined,
+    timeoutMs,
+  );
+}
+
+describe("a network of four validators and a late full node (processes)", { timeout: 240_000 }, () => {
+  let net: Testnet;
+  before(async () => {
+    net = await Testnet.create(4, 1, BLOCK_TIME_MS);
+    await Promise.all([0, 1, 2, 3].map((i) => net.start(i)));
+  });
+  after(() => net?.stopAll());
+
+  it("commits transfers submitted round-robin to all four; all agree at every height", async () => {
+    const { accounts, chain_id } = net.file;
+    const hashes: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const from = accounts[i % accounts.length];
+      const to = accounts[(i + 1) % accounts.length];
+      assert.ok(from && to);
+      const signed = signTx(
+        from.private_key,
+        transferBody(from.address, to.address, 5, -1, `rr${i}`),
+        chain_id,
+      );
+      hashes.push(await rpc<string>(net.url(i % 4), "chain_sendSignedTransaction", signed));
+    }
+    for (const hash of hashes) {
+      await waitFor(
+        `${hash} committed on all four`,
+        async () => {
+          const found = await Promise.all(
+            [0, 1, 2, 3].map((i) =>
+              rpc<{ block_number?: number } | null>(net.url(i), "chain_getTransactionByHash", { hash }),
+            ),
+          );
+          return found.every((tx) => tx?.block_number !== undefined) ? true : undefined;
+        },
+        30_000,
+      );
+    }
+    const top = await assertSameChain(net, [0, 1, 2, 3]);
+    assert.ok(top > 0);
+    assert.equal(
+      ((await rpc(net.url(0), "net_peerCount")) as number) >= 3,
+      true,
+      "each validator sees the other three",
+    );
+    assert.equal(await rpc(net.url(0), "net_listening"), true);
+  });
+
+  it("keeps committing with one of four stopped", async () => {
+    await net.stop(3);
+    const head = await net.head(0);
+    await headsAbove(net, [0, 1, 2], head + 3, 30_000);
+    await assertSameChain(net, [0, 1, 2]);
+  });
+
+  it("commits nothing with two of four stopped, and resumes within 30 s when one returns", async () => {
+    await net.stop(2);
+    await sleep(3 * BLOCK_TIME_MS + 1000); // a block in flight may still land
+    const frozen = await Promise.all([0, 1].map((i) => net.head(i)));
+    await sleep(4000);
+    assert.deepEqual(await Promise.all([0, 1].map((i) => net.head(i))), frozen, "no progress without 2/3");
+    const returned = Date.now();
+    await net.start(2);
+    await headsAbove(net, [0, 1, 2], Math.max(...frozen), 30_000);
+    assert.ok(Date.now() - returned < 30_000);
+    await net.start(3);
+    await assertSameChain(net, [0, 1, 2]);
+  });
+
+  it("a validator killed with SIGKILL restarts, catches up, and no validator ever signed twice", async () => {
+    await net.kill(1);
+    const head = await net.head(0);
+    await headsAbove(net, [0, 2, 3], head + 2, 30_000);
+    await net.start(1);
+    const target = await net.head(0);
+    await headsAbove(net, [1], target, 30_000);
+    await assertSameChain(net, [0, 1, 2, 3]);
+    const records = assertNoDoubleSigning(net, [0, 1, 2, 3]);
+    assert.ok(records > 0, "the signing logs hold the votes");
+  });
+
+  it("a full node started late syncs (net_syncing true, then false) to the validators' head", async () => {
+    await headsAbove(net, [0], 200, 120_000);
+    // Sample net_syncing from the moment the process can answer, until it has caught up.
+    const answers: boolean[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        try {
+          answers.push(await rpc<boolean>(net.url(4), "net_syncing"));
+        } catch {
+          // not serving yet
+        }
+        await sleep(20);
+      }
+    })();
+    await net.start(4);
+    await waitFor(
+      "the full node to catch up",
+      async () => ((await net.head(4)) >= (await net.head(0)) - 1 ? true : undefined),
+      60_000,
+    );
+    await waitFor("net_syncing false", async () => (answers.at(-1) === false ? true : undefined), 30_000);
+    sampling = false;
+    await sampler;
+    assert.equal(answers[0], true, "its first answer is syncing: true");
+    assert.equal(answers.at(-1), false, "then false once caught up");
+    await assertSameChain(net, [0, 4]);
+  });
+
+  it("an account that stakes becomes a validator after the delay and signs; after unstaking it is removed", async () => {
+    const fullNode = net.file.nodes[4];
+    const funder = net.file.accounts[0];
+    assert.ok(fullNode && funder);
+    const key = JSON.parse(readFileSync(join(fullNode.home, "keys", "validator.json"), "utf8")) as {
+      private_key: string;
+    };
+    const { chain_id } = net.file;
+    const send = async (privateKey: string, body: TxBodyInput) => {
+      const hash = await rpc<string>(
+        net.url(0),
+        "chain_sendSignedTransaction",
+        signTx(privateKey, body, chain_id),
+      );
+      return waitFor(
+        `${hash} committed`,
+        async () => {
+          const tx = await rpc<{ block_number?: number; result?: { code: number } } | null>(
+            net.url(0),
+            "chain_getTransactionByHash",
+            { hash },
+          );
+          return tx?.block_number === undefined ? undefined : tx;
+        },
+        30_000,
+      );
+    };
+    const stake = (amount: number, tag: string) => ({
+      nonce: -1,
+      operation: { type: "SET_VALUE", ref: `/staking/${fullNode.address}/${tag}/value`, value: amount },
+    });
+    await send(funder.private_key, transferBody(funder.address, fullNode.address, 2_000_000, -1, "fund"));
+    assert.equal(await rpc(net.url(0), "chain_isValidator", { address: fullNode.address }), false);
+
+    const staked = await send(key.private_key, stake(1_000_000, "join"));
+    assert.deepEqual(staked.result, { code: 0 });
+    assert.equal(
+      await rpc(net.url(1), "chain_getConsensusStakeAmount", { address: fullNode.address }),
+      1_000_000,
+    );
+    await waitFor(
+      "the staker to be a validator",
+      async () =>
+        (await rpc(net.url(2), "chain_isValidator", { address: fullNode.address })) === true
+          ? true
+          : undefined,
+      15_000,
+    );
+    const from = staked.block_number as number;
+    await waitFor(
+      "a commit signed by the new validator",
+      async () => {
+        const head = await net.head(0);
+        const blocks = await blocksOf(net, 0, from, head);
+        return blocks.some((b) => b.validators.includes(fullNode.address)) ? true : undefined;
+      },
+      30_000,
+    );
+
+    const unstaked = await send(key.private_key, stake(-1_000_000, "leave"));
+    assert.deepEqual(unstaked.result, { code: 0 });
+    await waitFor(
+      "the staker to leave the set",
+      async () =>
+        (await rpc(net.url(3), "chain_isValidator", { address: fullNode.address })) === false
+          ? true
+          : undefined,
+      15_000,
+    );
+    const left = (unstaked.block_number as number) + 2;
+    await headsAbove(net, [0], left + 3, 30_000);
+    const later = await blocksOf(net, 0, left + 1, left + 3);
+    assert.ok(
+      later.every((b) => !b.validators.includes(fullNode.address)),
+      "no commit counts it any more",
+    );
+    await assertSameChain(net, [0, 1, 2, 3, 4]);
+  });
+});
