@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { freePort, type NodeProcess, rpc, spawnNode } from "../helpers/process.ts";
+import { waitFor } from "../helpers/testNode.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
@@ -61,6 +62,68 @@ describe("chain-node CLI", () => {
       assert.equal(await rpc<number>(node.url, "net_chainId"), 100);
       assert.equal(await rpc<boolean>(node.url, "chain_isValidator", { address: accounts[0]?.[2] }), true);
       assert.equal(await node.stop(), 0, "SIGTERM exits cleanly");
+    });
+  });
+
+  describe("init and start", () => {
+    const home = mkdtempSync(join(tmpdir(), "chain-node-init-"));
+    let node: NodeProcess | undefined;
+    after(async () => {
+      await node?.stop();
+      rmSync(home, { recursive: true, force: true });
+    });
+
+    it("init writes a home whose single validator then commits blocks alone with start", async () => {
+      const [rpcPort, p2pPort] = [await freePort(), await freePort()];
+      const out = execFileSync(
+        process.execPath,
+        [
+          "bin/chain-node.js",
+          "init",
+          "--home",
+          home,
+          "--rpc-port",
+          String(rpcPort),
+          "--p2p-port",
+          String(p2pPort),
+        ],
+        { cwd: ROOT, encoding: "utf8" },
+      );
+      const address = /validator\s+(0x[0-9a-fA-F]{40})/.exec(out)?.[1];
+      assert.ok(address, out);
+      for (const file of ["config.toml", "genesis.json", "keys/validator.json", "keys/node_key.json"]) {
+        assert.ok(readFileSync(join(home, file), "utf8").length > 0, `${file} written`);
+      }
+      const genesis = JSON.parse(readFileSync(join(home, "genesis.json"), "utf8")) as {
+        validators: { address: string }[];
+      };
+      assert.deepEqual(
+        genesis.validators.map((v) => v.address),
+        [address],
+      );
+      assert.throws(
+        () =>
+          execFileSync(process.execPath, ["bin/chain-node.js", "init", "--home", home], {
+            cwd: ROOT,
+            stdio: "pipe",
+          }),
+        /already initialised/,
+        "init never overwrites a home",
+      );
+
+      node = await spawnNode(["start", "--home", home, "--log-level", "warn"], rpcPort, 30_000);
+      assert.match(node.output(), new RegExp(`validator\\s+${address}`));
+      const started = node;
+      await waitFor(
+        "two blocks",
+        async () => ((await rpc<number>(started.url, "chain_getRecentBlockNumber")) >= 2 ? true : undefined),
+        20_000,
+      );
+      assert.equal(await rpc(started.url, "chain_isValidator", { address }), true);
+      assert.equal(await rpc(started.url, "net_listening"), true);
+      assert.equal(await rpc(started.url, "net_peerCount"), 0);
+      const block = await rpc<{ validators: string[] }>(started.url, "chain_getBlockByNumber", { number: 2 });
+      assert.deepEqual(block.validators, [address], "its own precommit is the whole certificate");
     });
   });
 });

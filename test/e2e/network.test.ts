@@ -174,6 +174,26 @@ describe("a network of four validators and a late full node (processes)", { time
     assert.equal(answers[0], true, "its first answer is syncing: true");
     assert.equal(answers.at(-1), false, "then false once caught up");
     await assertSameChain(net, [0, 4]);
+
+    // The full node never proposes: a transaction submitted to it reaches the proposers by gossip.
+    const [from, to] = net.file.accounts;
+    assert.ok(from && to);
+    const signed = signTx(
+      from.private_key,
+      transferBody(from.address, to.address, 3, -1, "via-full"),
+      net.file.chain_id,
+    );
+    const hash = await rpc<string>(net.url(4), "chain_sendSignedTransaction", signed);
+    await waitFor(
+      "the full node's transaction in a block",
+      async () => {
+        const tx = await rpc<{ block_number?: number } | null>(net.url(0), "chain_getTransactionByHash", {
+          hash,
+        });
+        return tx?.block_number === undefined ? undefined : true;
+      },
+      30_000,
+    );
   });
 
   it("an account that stakes becomes a validator after the delay and signs; after unstaking it is removed", async () => {
