@@ -1,0 +1,57 @@
+/**
+ * Pre-signed `chain_sendSignedTransaction` request bodies for the admission run, made before any
+ * timing starts. Each one comes from a fresh random secp256k1 key (so every transaction has its own
+ * sender and no per-account pool limit or nonce order is involved) and writes under the sender's own
+ * `/users/<address>` path, which needs no balance. Nonce -1 (unordered) with the current timestamp:
+ * valid for the node's replay window (±1 h by default), deduplicated by hash.
+ *
+ * Usage as a process: node --import tsx bench/presign.ts <count> <out.json> [chainId]
+ * writes a JSON array of request bodies (strings) and prints one JSON line {count, ms}.
+ */
+import { randomBytes } from "node:crypto";
+import { closeSync, fsyncSync, openSync, writeFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import { isValidPrivateKey, privateKeyToAddress, signObject } from "../src/crypto/index.ts";
+
+export function presignUserWrites(count: number, chainId: number, idBase = 1): string[] {
+  const bodies: string[] = [];
+  const timestamp = Date.now();
+  while (bodies.length < count) {
+    const key = new Uint8Array(randomBytes(32));
+    if (!isValidPrivateKey(key)) continue;
+    const address = privateKeyToAddress(key);
+    const transaction = {
+      nonce: -1,
+      timestamp,
+      operation: { type: "SET_VALUE", ref: `/users/${address}/bench`, value: bodies.length },
+    };
+    const signature = signObject(transaction, key, chainId);
+    bodies.push(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: idBase + bodies.length,
+        method: "chain_sendSignedTransaction",
+        params: { signature, transaction },
+      }),
+    );
+  }
+  return bodies;
+}
+
+if (process.argv[1] !== undefined && import.meta.filename === process.argv[1]) {
+  const count = Number(process.argv[2]);
+  const out = process.argv[3];
+  const chainId = Number(process.argv[4] ?? "100");
+  if (!Number.isInteger(count) || out === undefined) {
+    console.error("usage: presign.ts <count> <out.json> [chainId]");
+    process.exit(2);
+  }
+  const started = performance.now();
+  // fsync now, so that the write-back of these tens of MB cannot land on the disk during the timed
+  // runs, where it would compete with the node's journal writes to the same disk.
+  const fd = openSync(out, "w");
+  writeFileSync(fd, JSON.stringify(presignUserWrites(count, chainId)));
+  fsyncSync(fd);
+  closeSync(fd);
+  console.log(JSON.stringify({ count, ms: Math.round(performance.now() - started) }));
+}

@@ -1,0 +1,160 @@
+/**
+ * `npm run bench`: the node against baselines measured in the same run, on this machine.
+ *
+ *  1. reads (bench/reads.ts): a dev node (its own process) holding a 100-transaction block, and a
+ *     bare `node:http` JSON-RPC server answering bodies of the same byte length; autocannon in a
+ *     third process (bench/loadWorker.ts), 32 connections, 1 s warm-up + 5 s, pipelining 1, node and
+ *     baseline alternately, 3 runs each.
+ *  2. admission (bench/admission.ts): a second dev node takes pre-signed unordered `/users/<sender>`
+ *     writes from fresh keys over 32 connections; the baseline is secp256k1 recovery on one core,
+ *     alternating with the admission runs.
+ *
+ * Prints a Markdown table on stdout (progress on stderr) and writes bench/results/latest.json.
+ * Every child process is stopped and every temporary home removed, also on failure and Ctrl-C.
+ * Environment knobs: BENCH_DURATION_S (5), BENCH_WARMUP_S (1), BENCH_RUNS (3), BENCH_ADMISSION_TXS
+ * (pre-signed transactions per admission run, 40000), BENCH_ONLY (reads | admission).
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { SECP256K1_BACKEND } from "../src/crypto/index.ts";
+import { admissionScenarios } from "./admission.ts";
+import type { BenchContext, Settings } from "./context.ts";
+import { DisturbancePolicy, OTHER_CPU_LIMIT_PCT } from "./measure.ts";
+import { killAllSync, ROOT, stopAll } from "./procs.ts";
+import { readScenarios } from "./reads.ts";
+import { cpuTable, markdownTable, type ScenarioResult, writeJson } from "./report.ts";
+
+const envInt = (name: string, fallback: number) => {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer`);
+  return value;
+};
+const only = process.env.BENCH_ONLY ?? "all";
+if (only !== "all" && only !== "reads" && only !== "admission") {
+  throw new Error("BENCH_ONLY is reads or admission (unset: both)");
+}
+const settings: Settings = {
+  connections: 32,
+  pipelining: 1,
+  durationS: envInt("BENCH_DURATION_S", 5),
+  warmupS: envInt("BENCH_WARMUP_S", 1),
+  runs: envInt("BENCH_RUNS", 3),
+  admissionTxsPerRun: envInt("BENCH_ADMISSION_TXS", 40_000),
+  recoverSecondsPerLoop: 3,
+  readNodeBlockTimeMs: 50,
+  admissionNodeBlockTimeMs: 3_600_000,
+  disturbedRepeats: 6,
+  only,
+};
+const RESULTS = join(ROOT, "bench/results/latest.json");
+const log = (message: string) => console.error(`[bench] ${message}`);
+
+const tmp = mkdtempSync(join(tmpdir(), "chain-node-bench-"));
+let cleaning: Promise<void> | undefined;
+/** Stops every child and removes the temporary homes; every caller waits for the same work. */
+function cleanup(): Promise<void> {
+  cleaning ??= stopAll().finally(() => rmSync(tmp, { recursive: true, force: true }));
+  return cleaning;
+}
+process.on("exit", () => {
+  killAllSync();
+  rmSync(tmp, { recursive: true, force: true });
+});
+let interrupted = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    interrupted = true;
+    log(`${signal}: stopping every child process`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+function gitRevision(): string {
+  try {
+    const git = (...args: string[]) =>
+      execFileSync("git", args, { cwd: ROOT, stdio: "pipe" }).toString().trim();
+    return `${git("rev-parse", "--short", "HEAD")}${git("status", "--porcelain") === "" ? "" : "+dirty"}`;
+  } catch {
+    return "unknown";
+  }
+}
+
+const started = Date.now();
+const revision = gitRevision(); // read before the nodes load the sources
+const ctx: BenchContext = {
+  settings,
+  tmp,
+  log,
+  problems: [],
+  policy: new DisturbancePolicy(settings.disturbedRepeats, log),
+};
+const results: ScenarioResult[] = [];
+try {
+  log(`settings ${JSON.stringify(settings)}`);
+  if (settings.only !== "admission") results.push(...(await readScenarios(ctx)));
+  await stopAll(); // the reads node and the baseline server
+  if (settings.only !== "reads") results.push(...(await admissionScenarios(ctx)));
+} catch (error) {
+  // After Ctrl-C the children die under the running step: that failure is expected, not news.
+  if (!interrupted) throw error;
+  await cleanup();
+  process.exit(130);
+} finally {
+  await cleanup();
+}
+
+const machine = {
+  cpus: cpus().length,
+  model: cpus()[0]?.model ?? "unknown",
+  memoryGiB: Math.round(totalmem() / 2 ** 30),
+  node: process.version,
+  secp256k1: SECP256K1_BACKEND,
+};
+const table = markdownTable(results);
+const cpu = cpuTable(results);
+const { discarded, disturbed } = ctx.policy;
+console.log(
+  `\nchain-node bench, ${new Date().toISOString()}, ${machine.cpus} CPUs (${machine.model}), Node ${machine.node}`,
+);
+console.log(
+  `${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.warmupS} s warm-up + ` +
+    `${settings.durationS} s per run, ${settings.runs} runs each, node and baseline alternating\n`,
+);
+console.log(table);
+console.log(
+  `\nCPU in the measured phases (median, % of one core; ${machine.cpus} cores = ${machine.cpus * 100} %):\n`,
+);
+console.log(cpu);
+if (discarded.length > 0) {
+  console.log(
+    `\n${discarded.length} run(s) repeated because other processes used more than ${OTHER_CPU_LIMIT_PCT} % of a core: ` +
+      discarded.map((d) => `${d.what} (${d.figure}/s, other ${d.otherCpuPct} %)`).join("; "),
+  );
+}
+if (disturbed.length > 0) {
+  console.log(
+    `\nWARNING: ${disturbed.length} run(s) kept although other processes disturbed them: ` +
+      disturbed.map((d) => `${d.what} (other ${d.otherCpuPct} %)`).join("; "),
+  );
+}
+if (ctx.problems.length > 0) {
+  console.log("\nPROBLEMS (figures above are not trustworthy):");
+  for (const p of ctx.problems) console.log(`- ${p}`);
+}
+writeJson(RESULTS, {
+  date: new Date().toISOString(),
+  revision,
+  elapsedS: Math.round((Date.now() - started) / 1000),
+  machine,
+  settings,
+  results,
+  discardedRuns: discarded,
+  disturbedRuns: disturbed,
+  problems: ctx.problems,
+  table,
+  cpu,
+});
+console.log(`\nwritten ${RESULTS} (${Math.round((Date.now() - started) / 1000)} s)`);
+process.exitCode = ctx.problems.length > 0 ? 1 : 0;
