@@ -31,6 +31,8 @@ const errorResponse = (id: JsonRpcId, error: RpcErrorObject): JsonRpcResponse =>
   error,
 });
 
+const errorText = (id: JsonRpcId, error: RpcErrorObject): string => JSON.stringify(errorResponse(id, error));
+
 /**
  * JSON-RPC 2.0 over HTTP (DESIGN.md §2): HTTP gatekeeping (paths, 405/413/415), the envelope,
  * batches and notifications, result size limits and the error envelope. It knows routes by name
@@ -85,12 +87,15 @@ export class RpcServer {
     });
   }
 
-  /** Dispatches one parsed JSON-RPC payload (object or batch); undefined means "no content". */
-  async handlePayload(payload: unknown): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined> {
+  /**
+   * Dispatches one parsed JSON-RPC payload (object or batch) and returns the reply as JSON text
+   * (each result is serialized once, when its size is checked); undefined means "no content".
+   */
+  async handlePayload(payload: unknown): Promise<string | undefined> {
     if (!Array.isArray(payload)) return this.handleCall(payload);
-    if (payload.length === 0) return errorResponse(null, invalidRequest("empty batch").toObject());
+    if (payload.length === 0) return errorText(null, invalidRequest("empty batch").toObject());
     if (payload.length > this.options.maxBatchItems) {
-      return errorResponse(
+      return errorText(
         null,
         invalidRequest(
           `batch of ${payload.length} exceeds ${this.options.maxBatchItems}`,
@@ -101,23 +106,23 @@ export class RpcServer {
     // Calls start in order (each handler's synchronous part runs before the next one starts),
     // so a batch of dependent transactions is admitted in the order it was written.
     const responses = await Promise.all(payload.map((call) => this.handleCall(call)));
-    const answered = responses.filter((r): r is JsonRpcResponse => r !== undefined);
-    return answered.length === 0 ? undefined : answered;
+    const answered = responses.filter((r): r is string => r !== undefined);
+    return answered.length === 0 ? undefined : `[${answered.join(",")}]`;
   }
 
-  private async handleCall(call: unknown): Promise<JsonRpcResponse | undefined> {
+  private async handleCall(call: unknown): Promise<string | undefined> {
     if (call === null || typeof call !== "object" || Array.isArray(call)) {
-      return errorResponse(null, invalidRequest("a request is a JSON object").toObject());
+      return errorText(null, invalidRequest("a request is a JSON object").toObject());
     }
     const request = call as Record<string, unknown>;
     const hasId = "id" in request;
     const id = request.id;
     const validId = id === null || typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
     if (hasId && !validId)
-      return errorResponse(null, invalidRequest("id must be a string, number or null").toObject());
+      return errorText(null, invalidRequest("id must be a string, number or null").toObject());
     const replyId = hasId ? (id as JsonRpcId) : null;
     if (request.jsonrpc !== "2.0" || typeof request.method !== "string") {
-      return errorResponse(
+      return errorText(
         replyId,
         invalidRequest('expected {"jsonrpc": "2.0", "method": String, ...}').toObject(),
       );
@@ -126,10 +131,10 @@ export class RpcServer {
     return hasId ? response : undefined; // a notification gets no reply
   }
 
-  private async invoke(name: string, params: unknown, id: JsonRpcId): Promise<JsonRpcResponse> {
+  private async invoke(name: string, params: unknown, id: JsonRpcId): Promise<string> {
     const route = this.routes.get(name);
     if (route === undefined) {
-      return errorResponse(id, {
+      return errorText(id, {
         code: RPC_ERROR_CODES.methodNotFound,
         message: `method ${name} does not exist`,
       });
@@ -144,15 +149,15 @@ export class RpcServer {
         const where = first?.path ? `params${first.path.replaceAll("/", ".")}` : "params";
         throw invalidParams(`${where}: ${first?.message ?? "invalid"}`, { path: first?.path ?? "" });
       }
-      const result = (await route.definition.handler(args)) ?? null;
-      const size = Buffer.byteLength(JSON.stringify(result));
+      const result = JSON.stringify((await route.definition.handler(args)) ?? null);
+      const size = Buffer.byteLength(result);
       if (size > this.options.maxResponseBytes) {
         throw limitExceeded(
           `result is ${size} bytes; the limit is ${this.options.maxResponseBytes}`,
           "response_too_large",
         );
       }
-      return { jsonrpc: "2.0", id, result };
+      return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`;
     } catch (error) {
       const mapped = toRpcError(error, randomUUID);
       if (mapped.unexpected) {
@@ -166,7 +171,7 @@ export class RpcServer {
           "request refused",
         );
       }
-      return errorResponse(id, mapped.error);
+      return errorText(id, mapped.error);
     }
   }
 
@@ -240,7 +245,7 @@ export class RpcServer {
     }
     const response = await this.handlePayload(payload);
     if (response === undefined) res.writeHead(204).end();
-    else this.send(res, 200, response);
+    else this.sendText(res, 200, response);
   }
 
   /** The body, or undefined when it is over the limit (the rest is drained, not buffered). */
@@ -275,7 +280,10 @@ export class RpcServer {
   }
 
   private send(res: ServerResponse, status: number, body: unknown): void {
-    const text = JSON.stringify(body);
+    this.sendText(res, status, JSON.stringify(body));
+  }
+
+  private sendText(res: ServerResponse, status: number, text: string): void {
     res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
     res.end(text);
   }
