@@ -48,7 +48,11 @@ export interface ConsensusHost {
   /** Drops any executed, uncommitted block the host holds (before another task uses the chain). */
   release(): void;
   onEvidence(evidence: Evidence): void;
-  /** A validator's message for a height beyond the next: we are behind and should sync. */
+  /**
+   * Validators are voting at `height`, above ours: blocks below it are committed elsewhere and
+   * we should fetch them (sync). Called at once for heights beyond the next, and for the next
+   * height only once its messages have waited a propose timeout (normally we commit meanwhile).
+   */
   onBehind(height: number): void;
   now(): number;
   log(level: "debug" | "info" | "warn", message: string, fields?: Record<string, unknown>): void;
@@ -84,6 +88,8 @@ export class TendermintEngine {
   /** False while waiting out the block time: messages are kept, rules wait for round 0. */
   private roundStarted = false;
   private readonly nextHeight: ConsensusMessage[] = [];
+  /** When the first message of the next height arrived while we were still at this one. */
+  private nextHeightSince: number | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
   private work: Promise<void> = Promise.resolve();
   private stopped = true;
@@ -156,8 +162,11 @@ export class TendermintEngine {
       return "ignore";
     }
     if (body.height === this.height + 1) {
-      // Usually peers are just ahead by a moment; if we missed the decision, only a sync helps.
-      this.host.onBehind(body.height);
+      // Usually peers are ahead by a moment and we commit too. If we missed this height's
+      // decision (its proposal never reached us), no one will send it again: fetch the block.
+      const now = this.host.now();
+      this.nextHeightSince ??= now;
+      if (now - this.nextHeightSince > this.timeouts.proposeMs) this.host.onBehind(body.height);
       if (this.nextHeight.length < MAX_BUFFERED) this.nextHeight.push(message);
       return "ignore";
     }
@@ -200,6 +209,7 @@ export class TendermintEngine {
     this.fired = new Set();
     this.decided = false;
     this.roundStarted = false;
+    this.nextHeightSince = undefined;
     // After a restart mid-height, rounds we already signed in are behind us.
     const last = this.signer?.lastSigned();
     const round = last !== undefined && last.height === this.height ? last.round : 0;

@@ -117,7 +117,7 @@ export class NetworkServices {
       },
       network: {
         broadcast: (message) => this.publishConsensus(message),
-        onBehind: () => void this.sync.trigger(),
+        onBehind: (height) => void this.sync.trigger(height - 1),
       },
       events: {
         onBlock: (block) => {

@@ -109,6 +109,7 @@ export class BlockSync {
   private behind = false;
   /** Until a peer has told us its head and we have reached it, we do not know we are synced. */
   private caughtUp = false;
+  private committedHint = 0;
   private stopped = false;
 
   constructor(chain: SyncChain, source: BlockSource, options: SyncOptions) {
@@ -130,8 +131,12 @@ export class BlockSync {
     return !this.caughtUp || peerHead > this.chain.head().header.number + 1;
   }
 
-  /** Starts catching up if a peer is ahead; a no-op while a run is going. */
-  trigger(): Promise<void> {
+  /**
+   * Starts catching up if a peer is ahead; a no-op while a run is going. `committed`: a height
+   * known to be committed elsewhere (validators vote above it) even if no status says so yet.
+   */
+  trigger(committed = 0): Promise<void> {
+    this.committedHint = Math.max(this.committedHint, committed);
     if (this.running === undefined && !this.stopped) {
       this.running = this.run().finally(() => {
         this.running = undefined;
@@ -153,9 +158,14 @@ export class BlockSync {
     const failed = new Set<string>();
     while (!this.stopped) {
       const head = this.chain.head().header.number;
-      const target = this.target();
-      // One block behind is normal between a commit and a status refresh; consensus handles it.
-      if (target <= head + 1) {
+      const peersHead = this.target();
+      // One block behind is normal between a commit and a status refresh, and consensus
+      // commits it; unless consensus itself reports that block as decided without us.
+      const target = Math.max(
+        peersHead > head + 1 ? peersHead : 0,
+        this.committedHint > head ? this.committedHint : 0,
+      );
+      if (target === 0) {
         if (this.source.peers().length > 0) this.caughtUp = true;
         break;
       }
@@ -163,7 +173,10 @@ export class BlockSync {
       this.options.onProgress?.(head, target);
       const from = head + 1;
       const to = Math.min(target, head + this.options.batch);
-      const peer = this.source.peers().find((p) => p.head >= to && !failed.has(p.id));
+      // Statuses lag by up to a refresh: without one that reaches `to`, ask any peer (an empty
+      // answer is not held against it).
+      const candidates = this.source.peers().filter((p) => !failed.has(p.id));
+      const peer = candidates.find((p) => p.head >= to) ?? candidates[0];
       if (peer === undefined) break;
       const ok = await this.fetchAndApply(peer.id, from, to);
       if (!ok) failed.add(peer.id);
@@ -197,6 +210,8 @@ export class BlockSync {
   private async apply(item: unknown): Promise<string | undefined> {
     if (!isSyncBlock(item)) return "malformed block";
     const head = this.chain.head().header.number;
+    // Consensus may have committed it while this response was on its way.
+    if (item.header.number <= head) return undefined;
     if (item.header.number !== head + 1) return `block ${item.header.number} does not follow ${head}`;
     const hash = hashHeader(item.header);
     const { commit } = item;

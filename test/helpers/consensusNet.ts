@@ -13,6 +13,7 @@ import {
   TendermintEngine,
 } from "../../src/consensus/index.ts";
 import { type DerivedAccount, deriveAccounts, hexToBytes } from "../../src/crypto/index.ts";
+import { BlockSync, serveBlocks } from "../../src/sync/index.ts";
 import { MemoryStore } from "./memoryStore.ts";
 
 /**
@@ -57,13 +58,19 @@ export interface SimNode {
   up: boolean;
   evidence: Evidence[];
   blocks: StoredBlock[];
+  sync: BlockSync;
 }
+
+/** Decides whether a message from one node reaches another (true: deliver). */
+export type DeliveryFilter = (from: SimNode, to: SimNode, message: ConsensusMessage) => boolean;
 
 export class SimNetwork {
   readonly nodes: SimNode[] = [];
   readonly accounts: DerivedAccount[];
   readonly genesis: Genesis;
   private readonly dir: string;
+  /** Drops what it returns false for; tests use it to make a node miss messages. */
+  filter: DeliveryFilter = () => true;
 
   constructor(validators: number, stakes?: number[]) {
     this.accounts = deriveAccounts(
@@ -110,14 +117,17 @@ export class SimNetwork {
         up: true,
         evidence: [],
         blocks: [],
-      } as Omit<SimNode, "engine"> as SimNode;
+      } as Omit<SimNode, "engine" | "sync"> as SimNode;
       const host = new ChainConsensusHost({
         chain,
         pool,
         address: account.address,
         chainId: SIM_CHAIN_ID,
         maxTxBytes: 100 * 1024,
-        network: { broadcast: (message) => this.deliver(node, message), onBehind: () => undefined },
+        network: {
+          broadcast: (message) => this.deliver(node, message),
+          onBehind: (height) => void node.sync.trigger(height - 1),
+        },
         events: {
           onBlock: (block) => node.blocks.push(block),
           onEvidence: (evidence) => node.evidence.push(evidence),
@@ -125,6 +135,26 @@ export class SimNetwork {
         },
       });
       node.engine = new TendermintEngine(host, { chainId: SIM_CHAIN_ID, timeouts: FAST_TIMEOUTS, signer });
+      // Sync from the other nodes that are up, as p2p would serve it.
+      const peersOf = () => this.nodes.filter((n) => n !== node && n.up && node.up);
+      node.sync = new BlockSync(
+        chain,
+        {
+          peers: () => peersOf().map((n) => ({ id: String(n.index), head: n.chain.head().header.number })),
+          requestBlocks: async (peer, from, to) => {
+            const source = this.nodes[Number(peer)];
+            return source === undefined ? [] : structuredClone(serveBlocks(source.store, from, to, 20));
+          },
+          penalize: () => undefined,
+        },
+        {
+          chainId: SIM_CHAIN_ID,
+          maxTxBytes: 100 * 1024,
+          batch: 20,
+          exclusive: (task) => node.engine.exclusive(task),
+          log: () => undefined,
+        },
+      );
       this.nodes.push(node);
     }
     for (const node of this.nodes) node.engine.start();
@@ -134,7 +164,7 @@ export class SimNetwork {
   deliver(from: SimNode, message: ConsensusMessage): void {
     if (!from.up) return;
     for (const to of this.nodes) {
-      if (to === from || !to.up) continue;
+      if (to === from || !to.up || !this.filter(from, to, message)) continue;
       const copy = structuredClone(message);
       setImmediate(() => {
         if (to.up) to.engine.receive(copy);
@@ -160,6 +190,7 @@ export class SimNetwork {
   }
 
   async stop(): Promise<void> {
+    await Promise.all(this.nodes.map((n) => n.sync.stop()));
     await Promise.all(this.nodes.map((n) => n.engine.stop()));
     for (const n of this.nodes) n.signer.close();
     rmSync(this.dir, { recursive: true, force: true });

@@ -4,6 +4,7 @@ import { type SignedTxInput, verifyCommit, verifySignedTx } from "../../../src/c
 import { signTx, transferBody } from "../../helpers/testNode.ts";
 import {
   ChainConsensusHost,
+  type ConsensusMessage,
   MAX_CLOCK_DRIFT_MS,
   signBody,
   type VoteBody,
@@ -210,5 +211,39 @@ describe("ChainConsensusHost.checkBlock", () => {
     );
     host.release();
     assert.equal(await host.checkBlock(future), false);
+  });
+});
+
+describe("Tendermint: a validator that missed a decision, when the others need it", () => {
+  const net = new SimNetwork(4);
+  after(() => net.stop());
+
+  it("fetches the block it missed and lets the chain go on", async () => {
+    await net.start();
+    await until("height 2 everywhere", () => Math.min(...net.heads()) >= 2);
+    const [a, b, c, x] = net.nodes;
+    assert.ok(a && b && c && x);
+    // X never sees the proposal of the next height, so A, B and C commit it without X; from then
+    // on C is silent, so for the height after, A and B need X, which is one block behind and
+    // would wait forever for a proposal no one sends again.
+    const missed = Math.max(...net.heads()) + 2; // + 1 may be under way already
+    const heightOf = (m: ConsensusMessage) => (m.kind === "vote" ? m.vote.height : m.proposal.height);
+    net.filter = (from, to, message) =>
+      !(to === x && message.kind === "proposal" && heightOf(message) === missed) &&
+      !(from === c && heightOf(message) > missed);
+    await until("A, B and C to commit the height X missed", () =>
+      [a, b, c].every((n) => n.chain.head().header.number >= missed),
+    );
+    assert.equal(x.chain.head().header.number, missed - 1, "X is one block behind");
+    await until(
+      "A, B and X to commit the next height",
+      () => [a, b, x].every((n) => n.chain.head().header.number > missed),
+      15_000,
+    );
+    assertAgreement({
+      ...net,
+      nodes: [a, b, x],
+      heads: () => [a, b, x].map((n) => n.chain.head().header.number),
+    } as Net);
   });
 });
