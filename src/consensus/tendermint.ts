@@ -145,10 +145,6 @@ export class TendermintEngine {
     });
   }
 
-  proposerOf(height: number, round: number): string {
-    return this.schedule.proposer(height, round);
-  }
-
   /**
    * A message from a peer (already schema-checked). Returns "reject" when it is provably bad
    * (wrong signature, not a validator, not the round's proposer), so its sender can be scored down.
