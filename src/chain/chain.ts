@@ -7,6 +7,7 @@ import {
   type ProposedBlock,
 } from "./blockCheck.ts";
 import { executeTx } from "./execute.ts";
+import { Listeners } from "./listeners.ts";
 import { type Genesis, genesisHeader, genesisLeaves, genesisValidators } from "./genesis.ts";
 import { type StateChanges, StateOverlay, type StateReader } from "./state.ts";
 import { StateTrie, type TrieNodeReader } from "./stateTrie.ts";
@@ -77,6 +78,8 @@ export class Chain {
   private trie: StateTrie;
   private headBlock: StoredBlock | undefined;
   private busy = false;
+  /** Told of every block after it is stored and became the head (RPC subscriptions, metrics). */
+  readonly committed = new Listeners<StoredBlock>();
 
   constructor(store: ChainStore, genesis: Genesis) {
     this.store = store;
@@ -254,6 +257,7 @@ export class Chain {
       });
       this.trie.markCommitted();
       this.headBlock = block;
+      this.committed.emit(block);
       return block;
     } catch (error) {
       this.trie.discard();

@@ -25,6 +25,7 @@ export {
 } from "./errors.ts";
 export { executeTx } from "./execute.ts";
 export { type Genesis, GenesisSchema, genesisLeaves, genesisValidators, parseGenesis } from "./genesis.ts";
+export { Listeners } from "./listeners.ts";
 export { type ClassifiedOperation, classifyOperation } from "./operation.ts";
 export { balancePath, noncePath, parsePath, stakePath } from "./path.ts";
 export {

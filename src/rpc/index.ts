@@ -7,5 +7,5 @@ export { RPC_ERROR_CODES, RpcError } from "./errors.ts";
 export type { MethodDefinition } from "./method.ts";
 export { defaultRpcServerOptions, type RpcServerOptions } from "./options.ts";
 export { createRoutes, type Route } from "./routes.ts";
-export { RpcServer } from "./server.ts";
+export { type HttpHandler, RpcServer, type UpgradeHandler } from "./server.ts";
 export type { NodeInfo, RpcChainView, RpcContext, RpcLimits, RpcNetworkView, RpcTxPool } from "./types.ts";

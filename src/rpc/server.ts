@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import {
   invalidParams,
@@ -15,6 +16,15 @@ import type { Route } from "./routes.ts";
 
 type JsonRpcId = string | number | null;
 
+/**
+ * A handler for a path other than the JSON-RPC endpoint (health, metrics, the explorer). It gets
+ * the request untouched (any method) and answers it itself.
+ */
+export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
+/** Takes over an HTTP upgrade (WebSocket) for its path; it owns the socket from then on. */
+export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
 interface JsonRpcResponse {
   jsonrpc: "2.0";
   id: JsonRpcId;
@@ -24,6 +34,10 @@ interface JsonRpcResponse {
 
 const RPC_PATHS = new Set(["/", "/json-rpc"]);
 const JSON_CONTENT_TYPE = /^application\/(json|json-rpc|[\w.+-]+\+json)$/i;
+
+/** The request's path without query and trailing slashes. */
+const pathOf = (req: IncomingMessage): string =>
+  (req.url ?? "/").split("?")[0]?.replace(/(.)\/+$/, "$1") ?? "/";
 
 const errorResponse = (id: JsonRpcId, error: RpcErrorObject): JsonRpcResponse => ({
   jsonrpc: "2.0",
@@ -43,6 +57,8 @@ export class RpcServer {
   private readonly options: RpcServerOptions;
   private readonly log: Logger;
   private readonly server: Server;
+  private readonly httpHandlers = new Map<string, HttpHandler>();
+  private readonly upgradeHandlers = new Map<string, UpgradeHandler>();
 
   constructor(routes: ReadonlyMap<string, Route>, options: RpcServerOptions, log: Logger) {
     this.routes = routes;
@@ -55,6 +71,25 @@ export class RpcServer {
       });
     });
     this.server.keepAliveTimeout = 5_000;
+    this.server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const handler = this.upgradeHandlers.get(pathOf(req));
+      if (handler !== undefined) {
+        handler(req, socket, head);
+        return;
+      }
+      socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    });
+  }
+
+  /** Serves `path` (exact, no trailing slash) with `handler` beside the JSON-RPC endpoint. */
+  handle(path: string, handler: HttpHandler): void {
+    if (RPC_PATHS.has(path)) throw new Error(`${path} is the JSON-RPC endpoint`);
+    this.httpHandlers.set(path, handler);
+  }
+
+  /** Hands HTTP upgrades of `path` (a WebSocket endpoint) to `handler`. */
+  handleUpgrade(path: string, handler: UpgradeHandler): void {
+    this.upgradeHandlers.set(path, handler);
   }
 
   async listen(): Promise<string> {
@@ -181,7 +216,12 @@ export class RpcServer {
       res.setHeader("Access-Control-Allow-Methods", "POST, OPTIONS");
       res.setHeader("Access-Control-Allow-Headers", "Content-Type");
     }
-    const path = (req.url ?? "/").split("?")[0]?.replace(/(.)\/+$/, "$1") ?? "/";
+    const path = pathOf(req);
+    const handler = this.httpHandlers.get(path);
+    if (handler !== undefined) {
+      await handler(req, res);
+      return;
+    }
     if (!RPC_PATHS.has(path)) {
       this.send(
         res,

@@ -1,6 +1,7 @@
 import {
   balanceOf,
   classifyOperation,
+  Listeners,
   nonceOf,
   type SignedTxInput,
   type StateReader,
@@ -38,6 +39,8 @@ export class Admission {
   private readonly options: TxPoolOptions;
   private readonly now: () => number;
   private nextSeq = 0;
+  /** Told of transactions once they are journaled and acknowledged (RPC subscriptions, metrics). */
+  readonly admitted = new Listeners<readonly Tx[]>();
 
   constructor(
     chain: AdmissionChainView,
@@ -55,6 +58,7 @@ export class Admission {
     const entry = this.check(input);
     this.pool.add(entry);
     await this.persist([entry]);
+    this.admitted.emit([entry.tx]);
     return entry.tx.hash;
   }
 
@@ -76,6 +80,7 @@ export class Admission {
       throw error;
     }
     await this.persist(added);
+    this.admitted.emit(added.map((entry) => entry.tx));
     return added.map((entry) => entry.tx.hash);
   }
 
