@@ -90,7 +90,6 @@ describe("p2p blocks by range", () => {
       { blocksAnswer: json([1]), blocksAnswerClaimedLength: 0xffff_ffff },
       "message_too_large",
     ],
-    ["silence", { blocksAnswer: "silent" as const }, "timeout"],
   ] as const) {
     it(`throws ${reason} on an answer that is ${what}, and penalizes the peer`, async () => {
       const client = await net.start({ requestTimeoutMs: 300 });
@@ -106,4 +105,24 @@ describe("p2p blocks by range", () => {
       await waitFor("the raw peer is disconnected", () => raw.connectionCount() === 0, 3000);
     });
   }
+  it("does not ban a peer that answers late; drops it after repeated silence", async () => {
+    // A busy honest validator answers late: banning it would take it out of consensus under load.
+    const client = await net.start({ requestTimeoutMs: 300 });
+    const raw = await net.startRaw({
+      statusAnswer: json(testStatus()),
+      topicsOf: testStatus(),
+      blocksAnswer: "silent",
+    });
+    await raw.connect(client.addr);
+    await waitFor("client admits the raw peer", () => client.net.peers().some((p) => p.id === raw.peerId));
+    await assert.rejects(client.net.requestBlocks(raw.peerId, 1, 2), failsWith("timeout"));
+    assert.equal(client.net.peerCount(), 1, "one late answer: still connected");
+    await assert.rejects(client.net.requestBlocks(raw.peerId, 1, 2), failsWith("timeout"));
+    await assert.rejects(client.net.requestBlocks(raw.peerId, 1, 2), failsWith("timeout"));
+    await waitFor("the silent peer is dropped", () => raw.connectionCount() === 0, 3000);
+    await raw.connect(client.addr);
+    await waitFor("dropped, not banned: it may reconnect", () =>
+      client.net.peers().some((p) => p.id === raw.peerId),
+    );
+  });
 });
