@@ -9,6 +9,8 @@ import {
   type Validator,
   verifyCommit,
 } from "../chain/index.ts";
+import { performance } from "node:perf_hooks";
+import { BuildBudget } from "./buildBudget.ts";
 import type { ConsensusHost, ConsensusMessage } from "./tendermint.ts";
 import type { Evidence } from "./voteSet.ts";
 
@@ -71,6 +73,7 @@ export class ChainConsensusHost implements ConsensusHost {
   private readonly maxTxBytes: number;
   private readonly clock: () => number;
   private held: ExecutedBlock | undefined;
+  private readonly budget: BuildBudget;
 
   constructor(options: {
     chain: HostChain;
@@ -81,6 +84,8 @@ export class ChainConsensusHost implements ConsensusHost {
     address: string;
     chainId: number;
     maxTxBytes: number;
+    /** How long building a proposal may take (a fraction of the propose timeout), ms. */
+    buildBudgetMs: number;
     now?: () => number;
   }) {
     this.chain = options.chain;
@@ -91,6 +96,7 @@ export class ChainConsensusHost implements ConsensusHost {
     this.chainId = options.chainId;
     this.maxTxBytes = options.maxTxBytes;
     this.clock = options.now ?? Date.now;
+    this.budget = new BuildBudget({ budgetMs: options.buildBudgetMs });
   }
 
   headNumber(): number {
@@ -112,8 +118,11 @@ export class ChainConsensusHost implements ConsensusHost {
   async buildBlock(_height: number, timestamp: number): Promise<ProposedBlock> {
     this.release();
     const parent = this.chain.head();
-    const txs = this.chain.includable(this.pool.selectForBlock(), timestamp);
+    // A prefix of includable transactions is includable too (nonce runs stay unbroken).
+    const txs = this.chain.includable(this.pool.selectForBlock(), timestamp).slice(0, this.budget.limit());
+    const started = performance.now();
     this.held = await this.chain.execute(txs, this.address, timestamp);
+    this.budget.record(txs.length, performance.now() - started);
     return { header: this.held.header, txs: this.held.txs, last_commit: parent.commit };
   }
 
@@ -124,9 +133,11 @@ export class ChainConsensusHost implements ConsensusHost {
       return false;
     }
     try {
+      const started = performance.now();
       this.held = await this.chain.executeProposed(block, { maxTxBytes: this.maxTxBytes }, (tx) =>
         this.pool.holds(tx),
       );
+      this.budget.record(block.txs.length, performance.now() - started);
       return true;
     } catch (error) {
       if (!(error instanceof InvalidBlockError)) throw error;

@@ -133,6 +133,8 @@ export class NetworkServices {
       address: validator?.address ?? "",
       chainId: genesis.chain_id,
       maxTxBytes: genesis.consensus.max_tx_bytes,
+      // Built and received well inside the validators' propose timeout (see BuildBudget).
+      buildBudgetMs: options.consensus.proposeMs / 3,
     });
     this.engine = new TendermintEngine(host, {
       chainId: genesis.chain_id,

@@ -124,6 +124,7 @@ export class SimNetwork {
         address: account.address,
         chainId: SIM_CHAIN_ID,
         maxTxBytes: 100 * 1024,
+        buildBudgetMs: FAST_TIMEOUTS.proposeMs / 3,
         network: {
           broadcast: (message) => this.deliver(node, message),
           onBehind: (height) => void node.sync.trigger(height - 1),

@@ -199,6 +199,7 @@ describe("ChainConsensusHost.checkBlock", () => {
       address: node.account.address,
       chainId: SIM_CHAIN_ID,
       maxTxBytes: 100 * 1024,
+      buildBudgetMs: 1000,
     });
     const now = Date.now();
     const honest = await host.buildBlock(node.chain.head().header.number + 1, now);
