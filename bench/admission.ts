@@ -78,6 +78,7 @@ export async function admissionScenarios(ctx: BenchContext): Promise<ScenarioRes
       () => recoverRun(settings.recoverSecondsPerLoop),
     );
     recovered.push(recover);
+    ctx.recover = recovered;
     log(
       `${what}: ${Math.round(result.admittedPerS ?? 0)} tx/s admitted` +
         `${result.exhausted ? " (ran out of pre-signed transactions)" : ""}; ` +

@@ -1,5 +1,5 @@
 /** What every part of the bench shares: its settings, temporary directory, log and findings. */
-import type { DisturbancePolicy, MachineUsage } from "./measure.ts";
+import type { DisturbancePolicy, MachineUsage, MeasuredRecover } from "./measure.ts";
 
 export interface Settings {
   connections: number;
@@ -15,7 +15,35 @@ export interface Settings {
   admissionNodeBlockTimeMs: number;
   /** Repeats allowed in the whole bench for runs that other processes disturbed. */
   disturbedRepeats: number;
-  only: "all" | "reads" | "admission";
+  only: "all" | "reads" | "admission" | "network";
+  /** Network scenarios (bench/network.ts): genesis block time of the testnet, ms. */
+  netBlockTimeMs: number;
+  /** Cores the network baseline counts (issue 5: recover rate × 2 cores / 4 nodes). */
+  netCores: number;
+  /** Throughput load: warm-up, then the measured phase, split into `runs` equal windows. */
+  netWarmupS: number;
+  netDurationS: number;
+  /** Batch requests of 100 transfers open per validator at any time. */
+  netInFlightPerNode: number;
+  /** Admitted transfers not yet in a block above which the load waits. */
+  netMaxBacklog: number;
+  /** Steady-rate latency run, s. */
+  netLatencyS: number;
+  /** Pre-signed transfers for the throughput and the latency run. */
+  netLoadTxs: number;
+  netLatencyTxs: number;
+  /** `[pool] max_txs` and `max_txs_per_account` of every node. */
+  netPoolTxs: number;
+  /** `[consensus]` keys of every node's config.toml (none: the node's defaults). */
+  netConsensus: Record<string, number>;
+  /** The chain the fifth node syncs has at least this many blocks. */
+  netMinSyncBlocks: number;
+  /** When set, every validator runs with `--cpu-prof --cpu-prof-dir <this>`. */
+  netCpuProfDir: string | undefined;
+  /** When set, the nodes log from `info` and their logs are written there at the end. */
+  netLogDir: string | undefined;
+  /** The nodes' log level when their logs are kept (info unless set). */
+  netLogLevel: string | undefined;
 }
 
 export interface BenchContext {
@@ -26,6 +54,8 @@ export interface BenchContext {
   /** Anything that makes a figure untrustworthy (bad responses, rejections). */
   problems: string[];
   policy: DisturbancePolicy;
+  /** Recovery-rate runs measured so far (admission's), reused as the network baseline. */
+  recover?: MeasuredRecover[];
 }
 
 const pct = (n: number | undefined) => (n === undefined ? null : Math.round(n));

@@ -20,9 +20,10 @@ export interface ScenarioResult {
   nodeLabel: string;
   baselineLabel: string;
   node: Series;
-  baseline: Series;
+  /** Absent where nothing comparable is measured (latencies, blocks/s). */
+  baseline: Series | undefined;
   /** median(node) / median(baseline). */
-  ratio: number;
+  ratio: number | undefined;
   /** Anything else worth keeping (response sizes, latencies, rejection counts). */
   details: Record<string, unknown>;
 }
@@ -38,7 +39,12 @@ export function series(runs: number[]): Series {
 }
 
 const whole = (n: number) => Math.round(n).toLocaleString("en-US");
-const spread = (s: Series) => `${whole(s.min)} / ${whole(s.median)} / ${whole(s.max)}`;
+const spread = (s: Series | undefined) =>
+  s === undefined
+    ? "—"
+    : s.runs.length === 1
+      ? "(one run)"
+      : `${whole(s.min)} / ${whole(s.median)} / ${whole(s.max)}`;
 
 export function markdownTable(results: ScenarioResult[]): string {
   const lines = [
@@ -46,9 +52,10 @@ export function markdownTable(results: ScenarioResult[]): string {
     "|---|---:|---:|---:|---:|---:|",
   ];
   for (const r of results) {
+    const baseline = r.baseline === undefined ? "—" : `${whole(r.baseline.median)} ${r.baselineLabel}`;
     lines.push(
-      `| ${r.title} | ${whole(r.node.median)} ${r.unit} | ${whole(r.baseline.median)} ${r.baselineLabel} | ` +
-        `${r.ratio.toFixed(2)} | ${spread(r.node)} | ${spread(r.baseline)} |`,
+      `| ${r.title} | ${whole(r.node.median)} ${r.unit} | ${baseline} | ` +
+        `${r.ratio === undefined ? "—" : r.ratio.toFixed(2)} | ${spread(r.node)} | ${spread(r.baseline)} |`,
     );
   }
   return lines.join("\n");

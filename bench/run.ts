@@ -23,6 +23,7 @@ import { admissionScenarios } from "./admission.ts";
 import type { BenchContext, Settings } from "./context.ts";
 import { DisturbancePolicy, OTHER_CPU_LIMIT_PCT } from "./measure.ts";
 import { killAllSync, ROOT, stopAll } from "./procs.ts";
+import { networkScenarios } from "./network.ts";
 import { readScenarios } from "./reads.ts";
 import { cpuTable, markdownTable, type ScenarioResult, writeJson } from "./report.ts";
 
@@ -31,9 +32,10 @@ const envInt = (name: string, fallback: number) => {
   if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer`);
   return value;
 };
-const only = process.env.BENCH_ONLY ?? "all";
-if (only !== "all" && only !== "reads" && only !== "admission") {
-  throw new Error("BENCH_ONLY is reads or admission (unset: both)");
+const onlyFlag = process.argv.indexOf("--only");
+const only = (onlyFlag >= 0 ? process.argv[onlyFlag + 1] : undefined) ?? process.env.BENCH_ONLY ?? "all";
+if (only !== "all" && only !== "reads" && only !== "admission" && only !== "network") {
+  throw new Error("--only (or BENCH_ONLY) is reads, admission or network (unset: all three)");
 }
 const settings: Settings = {
   connections: 32,
@@ -47,6 +49,21 @@ const settings: Settings = {
   admissionNodeBlockTimeMs: 3_600_000,
   disturbedRepeats: 6,
   only,
+  netBlockTimeMs: envInt("BENCH_NET_BLOCK_TIME_MS", 200),
+  netCores: 2,
+  netWarmupS: envInt("BENCH_NET_WARMUP_S", 5),
+  netDurationS: envInt("BENCH_NET_DURATION_S", 21),
+  netInFlightPerNode: envInt("BENCH_NET_IN_FLIGHT", 2),
+  netMaxBacklog: envInt("BENCH_NET_MAX_BACKLOG", 10_000),
+  netLatencyS: envInt("BENCH_NET_LATENCY_S", 15),
+  netLoadTxs: envInt("BENCH_NET_TXS", 60_000),
+  netLatencyTxs: envInt("BENCH_NET_LATENCY_TXS", 20_000),
+  netPoolTxs: 1_000_000,
+  netConsensus: {},
+  netMinSyncBlocks: envInt("BENCH_NET_MIN_BLOCKS", 300),
+  netCpuProfDir: process.env.BENCH_NET_CPU_PROF_DIR,
+  netLogDir: process.env.BENCH_NET_LOG_DIR,
+  netLogLevel: process.env.BENCH_NET_LOG_LEVEL,
 };
 const RESULTS = join(ROOT, "bench/results/latest.json");
 const log = (message: string) => console.error(`[bench] ${message}`);
@@ -93,9 +110,12 @@ const ctx: BenchContext = {
 const results: ScenarioResult[] = [];
 try {
   log(`settings ${JSON.stringify(settings)}`);
-  if (settings.only !== "admission") results.push(...(await readScenarios(ctx)));
+  const runs = (part: "reads" | "admission" | "network") => settings.only === "all" || settings.only === part;
+  if (runs("reads")) results.push(...(await readScenarios(ctx)));
   await stopAll(); // the reads node and the baseline server
-  if (settings.only !== "reads") results.push(...(await admissionScenarios(ctx)));
+  if (runs("admission")) results.push(...(await admissionScenarios(ctx)));
+  await stopAll(); // the admission node
+  if (runs("network")) results.push(...(await networkScenarios(ctx)));
 } catch (error) {
   // After Ctrl-C the children die under the running step: that failure is expected, not news.
   if (!interrupted) throw error;

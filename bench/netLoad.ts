@@ -1,0 +1,428 @@
+/**
+ * The load generator of the network scenarios, always its own process (never inside a node): it
+ * sends pre-signed transfers (bench/netPresign.ts) round-robin to the validators' RPC with
+ * `chain_sendSignedTransactionBatch`, and watches one node's head every `pollMs` to see when each
+ * block is committed. Prints "phase measured" and "phase end" around the measured phase (the bench
+ * samples the nodes' CPU there) and one JSON line of results at the end.
+ *
+ * Usage: node --import tsx bench/netLoad.ts '<NetLoadSpec JSON>'
+ *  - throughput: batches of `batch` transfers, `inFlightPerNode` requests open per node at any time,
+ *                as long as fewer than `maxBacklog` admitted transfers are not yet in a block (so
+ *                the pools cannot grow without bound). Reports the transfers in blocks committed
+ *                during the measured phase, over the whole phase and over `windows` equal parts.
+ *  - latency:    a steady `ratePerS`: every `tickMs` the transfers due so far go out as one batch
+ *                to the next node. Each hash's submission time is when its request was sent; its
+ *                commit time is when the poller first saw the block that holds it.
+ */
+import { readFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import type { SignedTransfer } from "./netPresign.ts";
+
+interface Common {
+  urls: string[];
+  /** The node whose head is polled (commit times are when its head showed the block). */
+  pollUrl: string;
+  pollMs: number;
+  txsFile: string;
+  durationS: number;
+}
+
+export type NetLoadSpec =
+  | (Common & {
+      mode: "throughput";
+      warmupS: number;
+      batch: number;
+      inFlightPerNode: number;
+      maxBacklog: number;
+      windows: number;
+    })
+  | (Common & { mode: "latency"; ratePerS: number; tickMs: number; drainS: number });
+
+export interface BlockSeen {
+  number: number;
+  txs: number;
+  /** ms since the worker started. */
+  seenAtMs: number;
+}
+
+export interface ThroughputResult {
+  mode: "throughput";
+  /** Committed transfers per second over the whole measured phase (between two commits). */
+  committedPerS: number;
+  /** The same over each of `windows` consecutive equal parts of the phase. */
+  windowsPerS: number[];
+  committedInPhase: number;
+  blocksInPhase: number;
+  /** Time between the last commit before the phase and the last one in it, s. */
+  spanS: number;
+  /** Transfers admitted by the node they were sent to, in the measured phase / in all. */
+  admittedInPhase: number;
+  admittedTotal: number;
+  admittedPerS: number;
+  rejected: Record<string, number>;
+  /** Admitted and not yet in a block at the end of the phase, and its maximum over the phase. */
+  backlogAtEnd: number;
+  backlogMax: number;
+  /** ms the senders spent waiting for the backlog to shrink, in the measured phase (per sender). */
+  backlogWaitMs: number;
+  exhausted: boolean;
+  sent: number;
+  blocks: BlockSeen[];
+  phaseStartMs: number;
+  phaseEndMs: number;
+  requestP50Ms: number;
+  requestP99Ms: number;
+  loadCpuPct: number;
+}
+
+export interface LatencyResult {
+  mode: "latency";
+  ratePerS: number;
+  submitted: number;
+  admitted: number;
+  committed: number;
+  rejected: Record<string, number>;
+  latencyP50Ms: number;
+  latencyP90Ms: number;
+  latencyP99Ms: number;
+  latencyMaxMs: number;
+  latencyMeanMs: number;
+  /** Time from sending a batch to its hashes coming back (admission on the receiving node). */
+  ackP50Ms: number;
+  ackP99Ms: number;
+  blocks: number;
+  /** Achieved submission rate over the sending phase. */
+  sentPerS: number;
+  exhausted: boolean;
+  loadCpuPct: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The q-quantile (nearest rank) of sorted numbers. */
+export function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[rank] as number;
+}
+
+interface Reply {
+  id?: number;
+  result?: unknown;
+  error?: { code: number; message: string; data?: { reason?: string } };
+}
+
+async function post(url: string, body: string): Promise<Reply | Reply[]> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${text.slice(0, 200)}`);
+  return JSON.parse(text) as Reply | Reply[];
+}
+
+async function call<T>(url: string, method: string, params?: unknown): Promise<T> {
+  const request: Record<string, unknown> = { jsonrpc: "2.0", id: 1, method };
+  if (params !== undefined) request.params = params;
+  const reply = (await post(url, JSON.stringify(request))) as Reply;
+  if (reply.error !== undefined) throw new Error(`${method}: ${JSON.stringify(reply.error)}`);
+  return reply.result as T;
+}
+
+/** One JSON-RPC batch of the same method; results in order of the params. */
+async function callMany<T>(url: string, method: string, params: unknown[]): Promise<T[]> {
+  const body = JSON.stringify(params.map((p, i) => ({ jsonrpc: "2.0", id: i, method, params: p })));
+  const replies = (await post(url, body)) as Reply[];
+  const byId = new Map(replies.map((r) => [r.id, r]));
+  return params.map((_, i) => {
+    const reply = byId.get(i);
+    if (reply === undefined || reply.error !== undefined) {
+      throw new Error(`${method}: ${JSON.stringify(reply?.error ?? "no reply")}`);
+    }
+    return reply.result as T;
+  });
+}
+
+/**
+ * Polls `url`'s head every `pollMs`; for each new block calls `onBlock` with its transaction
+ * hashes (`withHashes`) or only their count, and the time the poll that found it was answered.
+ */
+function startPoller(
+  url: string,
+  pollMs: number,
+  withHashes: boolean,
+  onBlock: (number: number, hashes: string[] | undefined, txs: number, seenAtMs: number) => void,
+): { stop: () => Promise<void>; errors: () => number } {
+  let running = true;
+  let errors = 0;
+  const loop = (async () => {
+    let last = await call<number>(url, "chain_getRecentBlockNumber");
+    while (running) {
+      const started = performance.now();
+      try {
+        const head = await call<number>(url, "chain_getRecentBlockNumber");
+        const seenAt = performance.now();
+        for (let from = last + 1; from <= head; from += 100) {
+          const numbers = Array.from({ length: Math.min(100, head - from + 1) }, (_, i) => from + i);
+          if (withHashes) {
+            const blocks = await callMany<{ transactions: string[] }>(
+              url,
+              "chain_getBlockByNumber",
+              numbers.map((number) => ({ number, getFullTransactions: false })),
+            );
+            for (const [i, b] of blocks.entries()) {
+              onBlock(numbers[i] as number, b.transactions, b.transactions.length, seenAt);
+            }
+          } else {
+            const counts = await callMany<number>(
+              url,
+              "chain_getBlockTransactionCountByNumber",
+              numbers.map((number) => ({ number })),
+            );
+            for (const [i, c] of counts.entries()) onBlock(numbers[i] as number, undefined, c, seenAt);
+          }
+        }
+        last = Math.max(last, head);
+      } catch {
+        errors++;
+      }
+      await sleep(Math.max(0, pollMs - (performance.now() - started)));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+    },
+    errors: () => errors,
+  };
+}
+
+function toBody(txs: SignedTransfer[], id: number): string {
+  return JSON.stringify({
+    jsonrpc: "2.0",
+    id,
+    method: "chain_sendSignedTransactionBatch",
+    params: { tx_list: txs },
+  });
+}
+
+/** Sends one batch; returns the hashes, or the rejection reason. */
+async function sendBatch(url: string, body: string): Promise<{ hashes?: string[]; reason?: string }> {
+  try {
+    const reply = (await post(url, body)) as Reply;
+    if (Array.isArray(reply.result)) return { hashes: reply.result as string[] };
+    return { reason: reply.error?.data?.reason ?? `rpc_${reply.error?.code ?? "unknown"}` };
+  } catch (error) {
+    return { reason: `transport: ${(error as Error).message.slice(0, 80)}` };
+  }
+}
+
+function cpuPctSince(before: NodeJS.CpuUsage, wallMs: number): number {
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1e4 / (wallMs / 1000);
+}
+
+async function throughput(spec: Extract<NetLoadSpec, { mode: "throughput" }>): Promise<ThroughputResult> {
+  const txs = JSON.parse(readFileSync(spec.txsFile, "utf8")) as SignedTransfer[];
+  const blocks: BlockSeen[] = [];
+  let committedSinceStart = 0;
+  const poller = startPoller(spec.pollUrl, spec.pollMs, false, (number, _hashes, count, seenAtMs) => {
+    blocks.push({ number, txs: count, seenAtMs });
+    committedSinceStart += count;
+  });
+
+  let next = 0;
+  let exhausted = false;
+  let stopped = false;
+  let sent = 0;
+  let admittedTotal = 0;
+  let admittedInPhase = 0;
+  let inPhase = false;
+  let backlogMax = 0;
+  let backlogWaitMs = 0;
+  const rejected: Record<string, number> = {};
+  const requestMs: number[] = [];
+  let id = 1;
+
+  const sender = async (url: string) => {
+    while (!stopped) {
+      const backlog = admittedTotal - committedSinceStart;
+      if (inPhase) backlogMax = Math.max(backlogMax, backlog);
+      if (backlog >= spec.maxBacklog) {
+        const waitStart = performance.now();
+        await sleep(5);
+        if (inPhase) backlogWaitMs += performance.now() - waitStart;
+        continue;
+      }
+      if (next >= txs.length) {
+        exhausted = true;
+        return;
+      }
+      const slice = txs.slice(next, next + spec.batch);
+      next += slice.length;
+      sent += slice.length;
+      const started = performance.now();
+      const counted = inPhase;
+      const reply = await sendBatch(url, toBody(slice, id++));
+      if (counted) requestMs.push(performance.now() - started);
+      if (reply.hashes !== undefined) {
+        admittedTotal += reply.hashes.length;
+        if (counted && inPhase) admittedInPhase += reply.hashes.length;
+      } else {
+        const reason = reply.reason ?? "unknown";
+        rejected[reason] = (rejected[reason] ?? 0) + slice.length;
+      }
+    }
+  };
+  const senders = spec.urls.flatMap((url) => Array.from({ length: spec.inFlightPerNode }, () => sender(url)));
+
+  await sleep(spec.warmupS * 1000);
+  console.log("phase measured");
+  const cpuBefore = process.cpuUsage();
+  const phaseStartMs = performance.now();
+  inPhase = true;
+  await sleep(spec.durationS * 1000);
+  inPhase = false;
+  const phaseEndMs = performance.now();
+  const loadCpuPct = cpuPctSince(cpuBefore, phaseEndMs - phaseStartMs);
+  console.log("phase end");
+  const backlogAtEnd = admittedTotal - committedSinceStart;
+  stopped = true;
+  await Promise.all(senders);
+  await poller.stop();
+
+  // Commits seen in the phase, measured between two commits: from the last one seen before the
+  // phase to the last one seen in it (whole blocks only, no guess about a block in progress).
+  const rate = (fromMs: number, toMs: number) => {
+    const before = blocks.filter((b) => b.seenAtMs <= fromMs).at(-1);
+    const inside = blocks.filter((b) => b.seenAtMs > fromMs && b.seenAtMs <= toMs);
+    const last = inside.at(-1);
+    if (before === undefined || last === undefined || last.seenAtMs === before.seenAtMs) {
+      return { perS: 0, txs: 0, blocks: inside.length, spanS: 0 };
+    }
+    const committed = inside.reduce((sum, b) => sum + b.txs, 0);
+    const spanS = (last.seenAtMs - before.seenAtMs) / 1000;
+    return { perS: committed / spanS, txs: committed, blocks: inside.length, spanS };
+  };
+  const whole = rate(phaseStartMs, phaseEndMs);
+  const part = (phaseEndMs - phaseStartMs) / spec.windows;
+  const windowsPerS = Array.from(
+    { length: spec.windows },
+    (_, i) => rate(phaseStartMs + i * part, phaseStartMs + (i + 1) * part).perS,
+  );
+  const sortedRequests = [...requestMs].sort((a, b) => a - b);
+  return {
+    mode: "throughput",
+    committedPerS: whole.perS,
+    windowsPerS,
+    committedInPhase: whole.txs,
+    blocksInPhase: whole.blocks,
+    spanS: whole.spanS,
+    admittedInPhase,
+    admittedTotal,
+    admittedPerS: admittedInPhase / ((phaseEndMs - phaseStartMs) / 1000),
+    rejected,
+    backlogAtEnd,
+    backlogMax,
+    backlogWaitMs: backlogWaitMs / senders.length,
+    exhausted,
+    sent,
+    blocks,
+    phaseStartMs,
+    phaseEndMs,
+    requestP50Ms: quantile(sortedRequests, 0.5),
+    requestP99Ms: quantile(sortedRequests, 0.99),
+    loadCpuPct,
+  };
+}
+
+async function latency(spec: Extract<NetLoadSpec, { mode: "latency" }>): Promise<LatencyResult> {
+  const txs = JSON.parse(readFileSync(spec.txsFile, "utf8")) as SignedTransfer[];
+  const seen = new Map<string, number>();
+  let blockCount = 0;
+  const poller = startPoller(spec.pollUrl, spec.pollMs, true, (_number, hashes, _count, seenAtMs) => {
+    blockCount++;
+    for (const hash of hashes ?? []) if (!seen.has(hash)) seen.set(hash, seenAtMs);
+  });
+  const submittedAt = new Map<string, number>();
+  const acks: number[] = [];
+  const rejected: Record<string, number> = {};
+  const requests: Promise<void>[] = [];
+  let submitted = 0;
+  let exhausted = false;
+  let node = 0;
+  let id = 1;
+
+  console.log("phase measured");
+  const cpuBefore = process.cpuUsage();
+  const start = performance.now();
+  const end = start + spec.durationS * 1000;
+  for (let now = start; now < end; now = performance.now()) {
+    let due = Math.floor(((now - start) / 1000) * spec.ratePerS) - submitted;
+    while (due > 0) {
+      if (submitted >= txs.length) {
+        exhausted = true;
+        break;
+      }
+      const slice = txs.slice(submitted, submitted + Math.min(due, 100));
+      submitted += slice.length;
+      due -= slice.length;
+      const url = spec.urls[node++ % spec.urls.length] as string;
+      const sentAt = performance.now();
+      requests.push(
+        sendBatch(url, toBody(slice, id++)).then((reply) => {
+          acks.push(performance.now() - sentAt);
+          if (reply.hashes !== undefined) {
+            for (const hash of reply.hashes) submittedAt.set(hash, sentAt);
+          } else {
+            const reason = reply.reason ?? "unknown";
+            rejected[reason] = (rejected[reason] ?? 0) + slice.length;
+          }
+        }),
+      );
+    }
+    if (exhausted) break;
+    await sleep(Math.max(0, spec.tickMs - (performance.now() - now)));
+  }
+  const sendEnd = performance.now();
+  const loadCpuPct = cpuPctSince(cpuBefore, sendEnd - start);
+  console.log("phase end");
+  await Promise.all(requests);
+  const drainUntil = performance.now() + spec.drainS * 1000;
+  while (performance.now() < drainUntil && [...submittedAt.keys()].some((h) => !seen.has(h))) await sleep(50);
+  await poller.stop();
+
+  const latencies: number[] = [];
+  for (const [hash, at] of submittedAt) {
+    const committedAt = seen.get(hash);
+    if (committedAt !== undefined) latencies.push(committedAt - at);
+  }
+  latencies.sort((a, b) => a - b);
+  acks.sort((a, b) => a - b);
+  return {
+    mode: "latency",
+    ratePerS: spec.ratePerS,
+    submitted,
+    admitted: submittedAt.size,
+    committed: latencies.length,
+    rejected,
+    latencyP50Ms: quantile(latencies, 0.5),
+    latencyP90Ms: quantile(latencies, 0.9),
+    latencyP99Ms: quantile(latencies, 0.99),
+    latencyMaxMs: latencies.at(-1) ?? Number.NaN,
+    latencyMeanMs: latencies.reduce((s, l) => s + l, 0) / Math.max(1, latencies.length),
+    ackP50Ms: quantile(acks, 0.5),
+    ackP99Ms: quantile(acks, 0.99),
+    blocks: blockCount,
+    sentPerS: submitted / ((sendEnd - start) / 1000),
+    exhausted,
+    loadCpuPct,
+  };
+}
+
+const spec = JSON.parse(process.argv[2] ?? "{}") as NetLoadSpec;
+const result = spec.mode === "throughput" ? await throughput(spec) : await latency(spec);
+console.log(JSON.stringify(result));
