@@ -1,0 +1,301 @@
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import type { NodeOptions } from "./options.ts";
+
+/**
+ * Every configurable option, once: its place in config.toml (section and key), its schema, a
+ * line of documentation, and where it lives in NodeOptions. The file schema, the environment
+ * variables, `config show` and the docs check are all read off this table, so an option cannot
+ * exist in one of them and be missing from another.
+ */
+
+export const CONFIG_SECTIONS = ["node", "rpc", "p2p", "consensus", "pool"] as const;
+export type ConfigSection = (typeof CONFIG_SECTIONS)[number];
+
+export interface Setting<S extends TSchema = TSchema> {
+  section: ConfigSection;
+  key: string;
+  schema: S;
+  /** What it does, with its unit. */
+  doc: string;
+  get(options: NodeOptions): Static<S>;
+  set(options: NodeOptions, value: Static<S>): void;
+}
+
+/** Keeps get/set typed by the schema. */
+const setting = <S extends TSchema>(definition: Setting<S>): Setting => definition as unknown as Setting;
+
+const Port = Type.Integer({ minimum: 0, maximum: 65535 });
+const Positive = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+const LogLevel = Type.Union(LOG_LEVELS.map((level) => Type.Literal(level)));
+const LogFormat = Type.Union([Type.Literal("json"), Type.Literal("pretty"), Type.Literal("auto")]);
+
+export const SETTINGS: readonly Setting[] = [
+  setting({
+    section: "node",
+    key: "name",
+    schema: Type.String(),
+    doc: "Node name reported by net_nodeInfo (default: the host name).",
+    get: (o) => o.name,
+    set: (o, v) => {
+      o.name = v;
+    },
+  }),
+  setting({
+    section: "node",
+    key: "location",
+    schema: Type.String(),
+    doc: "Free-form location reported by net_nodeInfo.",
+    get: (o) => o.location,
+    set: (o, v) => {
+      o.location = v;
+    },
+  }),
+  setting({
+    section: "node",
+    key: "log_level",
+    schema: LogLevel,
+    doc: "Least severe log level written: fatal, error, warn, info, debug, trace or silent.",
+    get: (o) => o.logLevel,
+    set: (o, v) => {
+      o.logLevel = v;
+    },
+  }),
+  setting({
+    section: "node",
+    key: "log_format",
+    schema: LogFormat,
+    doc: "json (one JSON object per line), pretty (for people), or auto: pretty when stderr is a terminal.",
+    get: (o) => o.logFormat,
+    set: (o, v) => {
+      o.logFormat = v;
+    },
+  }),
+  setting({
+    section: "rpc",
+    key: "host",
+    schema: Type.String(),
+    doc: "Address the JSON-RPC server binds; anything but loopback exposes it to the network.",
+    get: (o) => o.rpc.host,
+    set: (o, v) => {
+      o.rpc.host = v;
+    },
+  }),
+  setting({
+    section: "rpc",
+    key: "port",
+    schema: Port,
+    doc: "JSON-RPC port (also /health, /ready, /metrics); 0 picks a free one.",
+    get: (o) => o.rpc.port,
+    set: (o, v) => {
+      o.rpc.port = v;
+    },
+  }),
+  setting({
+    section: "rpc",
+    key: "max_body_bytes",
+    schema: Positive,
+    doc: "Largest request body, bytes; larger gets HTTP 413.",
+    get: (o) => o.rpc.maxBodyBytes,
+    set: (o, v) => {
+      o.rpc.maxBodyBytes = v;
+    },
+  }),
+  setting({
+    section: "rpc",
+    key: "max_batch_items",
+    schema: Positive,
+    doc: "Requests in one JSON-RPC batch, and entries of tx_list.",
+    get: (o) => o.rpc.maxBatchItems,
+    set: (o, v) => {
+      o.rpc.maxBatchItems = v;
+    },
+  }),
+  setting({
+    section: "rpc",
+    key: "max_response_bytes",
+    schema: Positive,
+    doc: "Largest serialized result of one call, bytes; larger gets -32005 response_too_large.",
+    get: (o) => o.rpc.maxResponseBytes,
+    set: (o, v) => {
+      o.rpc.maxResponseBytes = v;
+    },
+  }),
+  setting({
+    section: "rpc",
+    key: "max_block_range",
+    schema: Positive,
+    doc: "Blocks per chain_getBlocks / chain_getBlockHeaders call (inclusive from..to).",
+    get: (o) => o.rpc.maxBlockRange,
+    set: (o, v) => {
+      o.rpc.maxBlockRange = v;
+    },
+  }),
+  setting({
+    section: "rpc",
+    key: "cors",
+    schema: Type.Boolean(),
+    doc: "Send permissive CORS headers, so browser pages of any origin may call the node (always on for dev).",
+    get: (o) => o.rpc.cors,
+    set: (o, v) => {
+      o.rpc.cors = v;
+    },
+  }),
+  setting({
+    section: "rpc",
+    key: "metrics",
+    schema: Type.Boolean(),
+    doc: "Serve Prometheus metrics at GET /metrics on the RPC port (404 when off).",
+    get: (o) => o.metrics,
+    set: (o, v) => {
+      o.metrics = v;
+    },
+  }),
+  setting({
+    section: "p2p",
+    key: "host",
+    schema: Type.String(),
+    doc: "Address the peer-to-peer listener binds.",
+    get: (o) => o.p2p.host,
+    set: (o, v) => {
+      o.p2p.host = v;
+    },
+  }),
+  setting({
+    section: "p2p",
+    key: "port",
+    schema: Port,
+    doc: "Peer-to-peer TCP port.",
+    get: (o) => o.p2p.port,
+    set: (o, v) => {
+      o.p2p.port = v;
+    },
+  }),
+  setting({
+    section: "p2p",
+    key: "bootstrap",
+    schema: Type.Array(Type.String()),
+    doc: "Static peers to dial: multiaddrs ending in /p2p/<peer id> (environment: comma-separated).",
+    get: (o) => o.p2p.bootstrap,
+    set: (o, v) => {
+      o.p2p.bootstrap = v;
+    },
+  }),
+  setting({
+    section: "p2p",
+    key: "max_peers",
+    schema: Positive,
+    doc: "Most connected peers.",
+    get: (o) => o.p2p.maxPeers,
+    set: (o, v) => {
+      o.p2p.maxPeers = v;
+    },
+  }),
+  setting({
+    section: "p2p",
+    key: "max_message_bytes",
+    schema: Positive,
+    doc: "Largest gossip message or block-range response, bytes.",
+    get: (o) => o.p2p.maxMessageBytes,
+    set: (o, v) => {
+      o.p2p.maxMessageBytes = v;
+    },
+  }),
+  setting({
+    section: "p2p",
+    key: "sync_batch",
+    schema: Positive,
+    doc: "Blocks per sync request, and most blocks served per request.",
+    get: (o) => o.p2p.syncBatch,
+    set: (o, v) => {
+      o.p2p.syncBatch = v;
+    },
+  }),
+  setting({
+    section: "consensus",
+    key: "timeout_propose_ms",
+    schema: Positive,
+    doc: "Wait for a round's proposal, ms (round 0).",
+    get: (o) => o.consensus.proposeMs,
+    set: (o, v) => {
+      o.consensus.proposeMs = v;
+    },
+  }),
+  setting({
+    section: "consensus",
+    key: "timeout_propose_delta_ms",
+    schema: Positive,
+    doc: "Added to the propose timeout per round, ms.",
+    get: (o) => o.consensus.proposeDeltaMs,
+    set: (o, v) => {
+      o.consensus.proposeDeltaMs = v;
+    },
+  }),
+  setting({
+    section: "consensus",
+    key: "timeout_vote_ms",
+    schema: Positive,
+    doc: "After +2/3 of any prevotes or precommits, wait for a decisive +2/3, ms (round 0).",
+    get: (o) => o.consensus.voteMs,
+    set: (o, v) => {
+      o.consensus.voteMs = v;
+    },
+  }),
+  setting({
+    section: "consensus",
+    key: "timeout_vote_delta_ms",
+    schema: Positive,
+    doc: "Added to the vote timeout per round, ms.",
+    get: (o) => o.consensus.voteDeltaMs,
+    set: (o, v) => {
+      o.consensus.voteDeltaMs = v;
+    },
+  }),
+  setting({
+    section: "consensus",
+    key: "rebroadcast_ms",
+    schema: Positive,
+    doc: "Re-send this validator's proposal and votes of an undecided height this often, ms.",
+    get: (o) => o.consensus.rebroadcastMs,
+    set: (o, v) => {
+      o.consensus.rebroadcastMs = v;
+    },
+  }),
+  setting({
+    section: "pool",
+    key: "max_txs",
+    schema: Positive,
+    doc: "Pending transactions the pool holds; more get pool_full.",
+    get: (o) => o.pool.maxPoolTxs,
+    set: (o, v) => {
+      o.pool.maxPoolTxs = v;
+    },
+  }),
+  setting({
+    section: "pool",
+    key: "max_txs_per_account",
+    schema: Positive,
+    doc: "Pending transactions of one sender; more get account_pool_full.",
+    get: (o) => o.pool.maxPoolTxsPerAccount,
+    set: (o, v) => {
+      o.pool.maxPoolTxsPerAccount = v;
+    },
+  }),
+  setting({
+    section: "pool",
+    key: "replay_window_ms",
+    schema: Positive,
+    doc: "Unordered transactions (nonce -1): accepted timestamps lie within ± this of the node's clock, ms.",
+    get: (o) => o.pool.replayWindowMs,
+    set: (o, v) => {
+      o.pool.replayWindowMs = v;
+    },
+  }),
+];
+
+/** `CHAIN_NODE_<SECTION>_<KEY>`, e.g. CHAIN_NODE_RPC_PORT. */
+export const envName = (s: Pick<Setting, "section" | "key">): string =>
+  `CHAIN_NODE_${s.section}_${s.key}`.toUpperCase();
+
+/** `section.key`, the id used in messages and in `config show --json` sources. */
+export const settingId = (s: Pick<Setting, "section" | "key">): string => `${s.section}.${s.key}`;
