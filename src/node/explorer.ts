@@ -1,0 +1,63 @@
+import { readFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { HttpHandler } from "../rpc/index.ts";
+
+/**
+ * The block explorer (src/explorer/): three static files served on the RPC port. The page talks
+ * to the node only through the public JSON-RPC (POST /) and the WebSocket (/ws), exactly as any
+ * other client would, so it needs nothing from the node but these files.
+ */
+
+const ASSET_DIR = new URL("../explorer/", import.meta.url);
+
+/** URL path → file in src/explorer/ and its content type. */
+const ASSETS: Readonly<Record<string, readonly [file: string, contentType: string]>> = {
+  "/explorer": ["index.html", "text/html; charset=utf-8"],
+  "/explorer/app.js": ["app.js", "text/javascript; charset=utf-8"],
+  "/explorer/style.css": ["style.css", "text/css; charset=utf-8"],
+};
+
+/**
+ * Only the page's own script, style and connections; no inline code, no frames, no plugins, no
+ * external resources. 'self' in connect-src covers ws:// and wss:// to the same host (CSP 3).
+ */
+export const EXPLORER_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+const SECURITY_HEADERS = {
+  "Content-Security-Policy": EXPLORER_CSP,
+  "X-Content-Type-Options": "nosniff",
+  "Referrer-Policy": "no-referrer",
+  "Cross-Origin-Opener-Policy": "same-origin",
+  // Small files read once at start: revalidating costs nothing and a new node version shows at once.
+  "Cache-Control": "no-cache",
+} as const;
+
+function serve(body: Buffer, contentType: string): HttpHandler {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, { Allow: "GET, HEAD", "Content-Type": "text/plain; charset=utf-8" });
+      res.end("method not allowed: use GET\n");
+      return;
+    }
+    res.writeHead(200, { ...SECURITY_HEADERS, "Content-Type": contentType, "Content-Length": body.length });
+    res.end(req.method === "HEAD" ? undefined : body);
+  };
+}
+
+/** The explorer's handlers by path, with the files read now (once, at node start). */
+export function explorerHandlers(): Map<string, HttpHandler> {
+  const handlers = new Map<string, HttpHandler>();
+  for (const [path, [file, contentType]] of Object.entries(ASSETS)) {
+    handlers.set(path, serve(readFileSync(new URL(file, ASSET_DIR)), contentType));
+  }
+  return handlers;
+}

@@ -1,0 +1,206 @@
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { type Client, connect } from "../../src/client/index.ts";
+import type { DerivedAccount } from "../../src/crypto/index.ts";
+import { devAccounts } from "../../src/node/index.ts";
+import { chromiumArgs, ensureChromium } from "../helpers/chromium.ts";
+import { freePort, type NodeProcess, spawnNode } from "../helpers/process.ts";
+
+/**
+ * The block explorer in a real browser (Debian's Chromium driven by playwright-core) against a
+ * real `chain-node dev` process: live blocks, block → transaction → account, a pending
+ * transaction followed until committed, search and "not found", and that chain data is shown as
+ * text. Screenshots go to test-output/.
+ */
+
+const OUTPUT = fileURLToPath(new URL("../../test-output/", import.meta.url));
+/** Long enough that a transaction sent right after a block stays pending while the page looks. */
+const BLOCK_TIME_MS = 3_000;
+const WAIT_MS = 10_000;
+
+const account = (accounts: readonly DerivedAccount[], index: number): DerivedAccount => {
+  const found = accounts[index];
+  if (found === undefined) throw new Error(`dev account ${index} is missing`);
+  return found;
+};
+
+/** The number shown with thousands separators, as a number. */
+const shownNumber = (text: string | null): number => Number((text ?? "").replaceAll(",", ""));
+
+describe("explorer (Chromium)", () => {
+  const home = mkdtempSync(join(tmpdir(), "chain-node-explorer-"));
+  let node: NodeProcess | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+  let client: Client;
+  const problems: string[] = [];
+  const accounts = devAccounts();
+  const alice = account(accounts, 1);
+  const bob = account(accounts, 2);
+  let firstHash = "";
+  let firstBlock = -1;
+
+  after(async () => {
+    await browser?.close();
+    await node?.stop();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  before(async () => {
+    const executablePath = ensureChromium();
+    const port = await freePort();
+    node = await spawnNode(
+      [
+        "dev",
+        "--home",
+        home,
+        "--rpc-port",
+        String(port),
+        "--block-time",
+        String(BLOCK_TIME_MS),
+        "--log-level",
+        "warn",
+      ],
+      port,
+    );
+    client = connect(node.url);
+    browser = await chromium.launch({ executablePath, args: chromiumArgs(), headless: true });
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.setDefaultTimeout(WAIT_MS);
+    // Script errors and CSP violations both surface here; the last test asserts there were none.
+    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+    page.on("console", (message) => {
+      if (message.type() === "error") problems.push(`console error: ${message.text()}`);
+    });
+    mkdirSync(OUTPUT, { recursive: true });
+  });
+
+  it("links the explorer from GET /", async () => {
+    await page.goto(`${node?.url}/`);
+    await page.getByRole("link", { name: "Open the block explorer" }).click();
+    await page.waitForURL(/\/explorer/);
+  });
+
+  it("lists the latest blocks and goes live", async () => {
+    await page.locator('#latest-blocks tr[data-number="0"]').waitFor();
+    await page.locator("#live", { hasText: /^live$/ }).waitFor();
+  });
+
+  it("shows a new block in the list as soon as it is committed", async () => {
+    firstHash = await client.wallet(alice.privateKey).transfer(bob.address, 12_345);
+    const committed = await client.waitForTransaction(firstHash, { timeoutMs: WAIT_MS });
+    firstBlock = committed.block_number;
+    const row = page.locator(`#latest-blocks tr[data-number="${firstBlock}"]`);
+    await row.waitFor(); // no reload: the newBlocks subscription put it there
+    assert.equal(
+      await row.locator("td").nth(2).textContent(),
+      "1",
+      `block ${firstBlock} has one transaction`,
+    );
+    await page.screenshot({ path: join(OUTPUT, "explorer-blocks.png"), fullPage: true });
+  });
+
+  it("goes from the block to its transaction to the accounts, with balances as the node reports them", async () => {
+    await page.locator(`#latest-blocks tr[data-number="${firstBlock}"] a`).first().click();
+    await page.getByRole("heading", { name: `Block #${firstBlock}` }).waitFor();
+    await page.locator(`#block-transactions a[href="#/tx/${firstHash}"]`).click();
+    await page.getByRole("heading", { name: "Transaction" }).waitFor();
+    assert.equal(await page.locator("#tx-status").textContent(), "Committed");
+    assert.equal(await page.locator("#tx-result").textContent(), "success (code 0)");
+    await page.screenshot({ path: join(OUTPUT, "explorer-transaction.png"), fullPage: true });
+
+    for (const who of [bob, alice]) {
+      await page.goto(`${node?.url}/explorer#/tx/${firstHash}`);
+      await page.locator(`#view a[href="#/address/${who.address}"]`).first().click();
+      const balance = page.locator("#account-balance");
+      await balance.waitFor();
+      const expected = await client.getBalance({ address: who.address });
+      assert.equal(shownNumber(await balance.textContent()), expected, `balance of ${who.address}`);
+      assert.equal(Number(await balance.getAttribute("data-value")), expected);
+      assert.equal(
+        await page.locator("#account-nonce").textContent(),
+        String(await client.getNonce({ address: who.address })),
+      );
+      assert.equal(await page.locator("#account-validator").textContent(), "no");
+    }
+    assert.equal(await client.getBalance({ address: bob.address }), 1_000_000_000_000 + 12_345);
+  });
+
+  it("follows a pending transaction until it is committed", async () => {
+    // Right after a block, the next one waits for the block time: the transaction stays pending.
+    const wallet = client.wallet(alice.privateKey);
+    await client.waitForTransaction(await wallet.transfer(bob.address, 1), { timeoutMs: WAIT_MS });
+    const hash = await wallet.transfer(bob.address, 2);
+    await page.goto(`${node?.url}/explorer#/tx/${hash}`);
+    await page.locator("#tx-status", { hasText: /^Pending$/ }).waitFor({ timeout: BLOCK_TIME_MS });
+    await page.locator("#tx-status", { hasText: /^Committed$/ }).waitFor();
+    const committed = await client.waitForTransaction(hash, { timeoutMs: WAIT_MS });
+    await page.locator(`#view a[href="#/block/${committed.block_number}"]`).waitFor();
+  });
+
+  it("shows chain data as text, never as markup", async () => {
+    const markup = "<img src=x id=injected><script>window.injected=1</script>";
+    const hash = await client.wallet(alice.privateKey).setUserData("note", markup);
+    await client.waitForTransaction(hash, { timeoutMs: WAIT_MS });
+    await page.goto(`${node?.url}/explorer#/tx/${hash}`);
+    await page.locator("#view pre", { hasText: "<img" }).waitFor();
+    assert.equal(await page.locator("#injected").count(), 0, "no element was made from the value");
+    assert.ok(
+      (await page.locator("#view pre").textContent())?.includes(markup),
+      "the value is shown as written",
+    );
+  });
+
+  it("says not found for an unknown hash, transaction or account", async () => {
+    const unknownHash = `0x${"ab".repeat(32)}`;
+    await page.goto(`${node?.url}/explorer#/`);
+    await page.locator("#search-input").fill(unknownHash);
+    await page.locator("#search-input").press("Enter");
+    await page.locator('[data-state="not-found"]', { hasText: "not found" }).waitFor();
+    await page.screenshot({ path: join(OUTPUT, "explorer-not-found.png"), fullPage: true });
+
+    await page.goto(`${node?.url}/explorer#/tx/${unknownHash}`);
+    await page.locator('[data-state="not-found"]').waitFor();
+    await page.goto(`${node?.url}/explorer#/block/999999`);
+    await page.locator('[data-state="not-found"]').waitFor();
+    await page.goto(`${node?.url}/explorer#/address/0x${"00".repeat(19)}01`);
+    await page.locator('[data-state="not-found"]').waitFor();
+  });
+
+  it("finds a block by number and by hash, a transaction by hash, and an account by address", async () => {
+    const block = await client.getBlockByNumber({ number: firstBlock });
+    assert.ok(block !== null);
+    const search = async (text: string) => {
+      await page.locator("#search-input").fill(text);
+      await page.locator("#search-input").press("Enter");
+    };
+    await search(String(firstBlock));
+    await page.getByRole("heading", { name: `Block #${firstBlock}` }).waitFor();
+    await search(block.hash);
+    await page.waitForURL(new RegExp(`#/block/${firstBlock}$`));
+    await search(firstHash);
+    await page.waitForURL(new RegExp(`#/tx/${firstHash}$`));
+    await search(bob.address.toLowerCase());
+    await page.locator("#account-balance").waitFor();
+  });
+
+  it("lists the validators with their stakes", async () => {
+    const validator = account(accounts, 0);
+    await page.goto(`${node?.url}/explorer#/validators`);
+    const row = page.locator("#validators tbody tr", { hasText: validator.address });
+    await row.waitFor();
+    const stake = await client.getConsensusStakeAmount({ address: validator.address });
+    assert.equal(shownNumber(await row.locator("td").nth(1).textContent()), stake);
+    assert.equal(await page.locator("#validators tbody tr").count(), 1, "a dev chain has one validator");
+    await page.screenshot({ path: join(OUTPUT, "explorer-validators.png"), fullPage: true });
+  });
+
+  it("ran without script errors or Content-Security-Policy violations", () => {
+    assert.deepEqual(problems, []);
+  });
+});
