@@ -1,0 +1,91 @@
+import { readFileSync } from "node:fs";
+import { InvalidArgumentError, Option } from "commander";
+import { type Client, connect, RpcError } from "../../client/index.ts";
+import { hexToBytes, isHex, isValidPrivateKey } from "../../crypto/index.ts";
+import { unlockKey } from "../../node/index.ts";
+import { type PasswordFlags, passwordOptions, readPassword } from "../password.ts";
+
+/**
+ * What the client commands (`tx`, `balance`) share: where the node is, and which key signs.
+ * They speak to a running node over JSON-RPC only, through the same client dApps use.
+ */
+
+export const DEFAULT_RPC_URL = "http://127.0.0.1:8080";
+
+export interface RpcFlags {
+  rpcUrl: string;
+  json?: boolean;
+}
+
+export interface KeyFlags extends PasswordFlags {
+  home: string;
+  key?: string;
+  privateKeyFile?: string;
+  privateKeyEnv?: string;
+}
+
+export function rpcOptions(): Option[] {
+  return [
+    new Option("--rpc-url <url>", "JSON-RPC endpoint of the node")
+      .env("CHAIN_NODE_RPC_URL")
+      .default(DEFAULT_RPC_URL),
+    new Option("--json", "print the result as JSON"),
+  ];
+}
+
+/** The key that signs: a keystore of the home (`keys new|import`), or a raw key from a file or the environment. */
+export function keyOptions(): Option[] {
+  return [
+    new Option("--home <dir>", "home whose keys/ holds --key").default(".chain-node/node"),
+    new Option("--key <name>", "sign with the key <home>/keys/<name>.json").conflicts([
+      "privateKeyFile",
+      "privateKeyEnv",
+    ]),
+    new Option("--private-key-file <file>", "sign with the hex private key in FILE").conflicts(
+      "privateKeyEnv",
+    ),
+    new Option("--private-key-env <var>", "sign with the hex private key in the environment variable VAR"),
+    ...passwordOptions(),
+  ];
+}
+
+export function parseAmount(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError("expected a positive whole amount");
+  return n;
+}
+
+/** The signing key the flags name; never read from argv, where `ps` and shell history see it. */
+export async function signingKey(flags: KeyFlags): Promise<Uint8Array> {
+  if (flags.key !== undefined) {
+    const name = flags.key;
+    return (await unlockKey(flags.home, name, () => readPassword(flags, `key "${name}"`))).privateKey;
+  }
+  let raw: string | undefined;
+  let from: string;
+  if (flags.privateKeyFile !== undefined) {
+    from = flags.privateKeyFile;
+    raw = readFileSync(from, "utf8").split(/\r?\n/)[0];
+  } else if (flags.privateKeyEnv !== undefined) {
+    from = `$${flags.privateKeyEnv}`;
+    raw = process.env[flags.privateKeyEnv];
+  } else {
+    throw new Error("name the signing key: --key NAME, --private-key-file FILE or --private-key-env VAR");
+  }
+  const hex = raw?.trim().startsWith("0x") ? raw.trim() : `0x${raw?.trim() ?? ""}`;
+  if (!isHex(hex, 32) || !isValidPrivateKey(hexToBytes(hex))) {
+    throw new Error(`${from} does not hold a 32-byte hex private key`);
+  }
+  return hexToBytes(hex);
+}
+
+export const clientOf = (flags: RpcFlags): Client => connect(flags.rpcUrl);
+
+/** One line for a node's refusal: the reason first, as scripts match on it. */
+export function describeError(error: unknown): Error {
+  if (error instanceof RpcError) {
+    const detail = error.data === undefined ? "" : ` ${JSON.stringify(error.data)}`;
+    return new Error(`${error.reason ?? `error ${error.code}`}: ${error.message}${detail}`);
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}
