@@ -22,6 +22,7 @@ import type { DerivedAccount } from "../src/crypto/index.ts";
 import { devAccounts, devGenesis } from "../src/node/index.ts";
 import {
   createRoutes,
+  DISCOVER_METHOD,
   defaultRpcServerOptions,
   RPC_ERROR_CODES,
   type Route,
@@ -384,6 +385,7 @@ async function captureFromBusyNode(
     ]) {
       await record(method);
     }
+    await record(DISCOVER_METHOD);
 
     const batchRequest = [
       { jsonrpc: "2.0", id: nextRequestId++, method: "chain_getRecentBlockNumber" },
@@ -686,13 +688,29 @@ function renderErrors(name: string): string {
   ].join("\n");
 }
 
+/** GitHub's heading anchor: lower case, dots dropped (rpc.discover → #rpcdiscover). */
+const anchorOf = (name: string): string => name.toLowerCase().replaceAll(".", "");
+
+/** The OpenRPC document is long: its example keeps the first method and says how many there are. */
+function abbreviatedDiscovery(ex: Exchange): { exchange: Exchange; note: string } {
+  const response = mustObject(ex.response, "the rpc.discover response");
+  const document = mustObject(response.result, "the OpenRPC document");
+  const methods = Array.isArray(document.methods) ? document.methods : [];
+  return {
+    exchange: { ...ex, response: { ...response, result: { ...document, methods: methods.slice(0, 1) } } },
+    note: `The response below is cut to the first of its ${methods.length} methods; each method has \`params\` (by name, with the JSON Schema that validates them), a \`result\` schema and its \`errors\`.`,
+  };
+}
+
 function renderExample(title: string, ex: Exchange): string {
   return [`**${title}:**`, "", json(ex.request), "", json(ex.response)].join("\n");
 }
 
 function renderMethod(route: Route, captured: Captured): string {
-  const example = captured.examples.get(route.name);
-  if (example === undefined) throw new Error(`no example was captured for ${route.name}`);
+  const captive = captured.examples.get(route.name);
+  if (captive === undefined) throw new Error(`no example was captured for ${route.name}`);
+  const discovery = route.name === DISCOVER_METHOD ? abbreviatedDiscovery(captive) : undefined;
+  const example = discovery?.exchange ?? captive;
   const parts = [
     `### ${route.name}`,
     "",
@@ -705,6 +723,7 @@ function renderMethod(route: Route, captured: Captured): string {
     renderErrors(route.name),
     "",
     ...(EXAMPLE_NOTES[route.name] === undefined ? [] : [EXAMPLE_NOTES[route.name] as string, ""]),
+    ...(discovery === undefined ? [] : [discovery.note, ""]),
     renderExample("Example", example),
   ];
   if (route.name === "chain_sendSignedTransaction") {
@@ -889,6 +908,10 @@ function renderDocument(routes: ReadonlyMap<string, Route>, captured: Captured):
     "(chain id 100, network id 1) over HTTP when the document was generated. Hashes, signatures and",
     "timestamps in the examples therefore differ from one generation to the next.",
     "",
+    "**WebSocket:** the same methods are served over a WebSocket at `/ws`, which adds",
+    "`chain_subscribe` and `chain_unsubscribe` (new blocks, pending transactions, one transaction's",
+    "status until committed); those two are described in [websocket.md](websocket.md), not here.",
+    "",
     "## Contents",
     "",
     "- [Transport](#transport)",
@@ -899,7 +922,7 @@ function renderDocument(routes: ReadonlyMap<string, Route>, captured: Captured):
     "- [Errors](#errors)",
     "- [Limits](#limits)",
     "- [Methods](#methods)",
-    ...names.map((name) => `  - [${name}](#${name.toLowerCase()})`),
+    ...names.map((name) => `  - [${name}](#${anchorOf(name)})`),
     "",
     "## Transport",
     "",
@@ -919,11 +942,15 @@ function renderDocument(routes: ReadonlyMap<string, Route>, captured: Captured):
     "- **HTTP statuses:** 200 for every JSON-RPC reply (errors included, and -32700 for a body that",
     `  is not JSON); 204 as above; 413 for a body over ${bytes(RPC.maxBodyBytes)}; 415 for a content type`,
     "  that is not JSON; 405 for methods other than POST and OPTIONS, with `Allow: POST, OPTIONS` (on",
-    "  `/`, which also answers `GET` with a short text page: `Allow: GET, POST, OPTIONS`); `OPTIONS`",
+    "  `/`, which also answers `GET` with a short page linking the explorer: `Allow: GET, POST, OPTIONS`); `OPTIONS`",
     "  gets 204 with the same `Allow`; 404 for any other path. The",
     "  4xx replies carry a JSON-RPC error body with `id: null`.",
     "- The node binds RPC to 127.0.0.1 unless configured otherwise; CORS headers are sent only when",
     "  enabled (`rpc.cors`, on in dev mode).",
+    "- **Discovery:** `rpc.discover` returns this API as an [OpenRPC](https://spec.open-rpc.org) 1.3",
+    "  document, generated from the same schemas that validate requests and describe results.",
+    "- Beside JSON-RPC, the port serves `GET /health`, `GET /ready` and (when enabled) `GET /metrics`:",
+    "  see [monitoring](monitoring.md).",
     "",
     renderExample("A batch with a notification (the third request has no `id`)", captured.batch),
     "",

@@ -1,9 +1,13 @@
 import { Command } from "commander";
 import { NODE_VERSION } from "../node/index.ts";
+import { balanceCommand } from "./commands/balance.ts";
+import { configCommand } from "./commands/config.ts";
 import { devCommand } from "./commands/dev.ts";
 import { initCommand } from "./commands/init.ts";
+import { keysCommand } from "./commands/keys.ts";
 import { startCommand } from "./commands/start.ts";
 import { testnetCommand } from "./commands/testnet.ts";
+import { txCommand } from "./commands/tx.ts";
 import { versionCommand } from "./commands/version.ts";
 
 const program = new Command("chain-node")
@@ -13,6 +17,10 @@ const program = new Command("chain-node")
   .addCommand(initCommand())
   .addCommand(testnetCommand())
   .addCommand(startCommand())
+  .addCommand(configCommand())
+  .addCommand(keysCommand())
+  .addCommand(txCommand())
+  .addCommand(balanceCommand())
   .addCommand(versionCommand());
 
 try {

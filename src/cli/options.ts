@@ -1,5 +1,16 @@
 import { InvalidArgumentError, Option } from "commander";
-import { applyConfig, defaultNodeOptions, loadConfig, type NodeOptions } from "../node/index.ts";
+import {
+  defaultNodeOptions,
+  envLayer,
+  fileLayer,
+  flagLayer,
+  type NodeConfig,
+  type NodeOptions,
+  type ResolvedConfig,
+  resolveConfig,
+  type Setting,
+  settingId,
+} from "../node/index.ts";
 
 export interface CommonFlags {
   home: string;
@@ -7,6 +18,8 @@ export interface CommonFlags {
   rpcPort?: number;
   p2pPort?: number;
   logLevel?: NodeOptions["logLevel"];
+  logFormat?: NodeOptions["logFormat"];
+  metrics?: boolean;
 }
 
 export function parseIntFlag(min: number, max: number) {
@@ -19,13 +32,9 @@ export function parseIntFlag(min: number, max: number) {
   };
 }
 
-/** Flags every node command takes (DESIGN.md §10). */
-export function commonOptions(defaultHome: string): Option[] {
+/** --log-level and --log-format: every command that logs takes them. */
+export function logOptions(): Option[] {
   return [
-    new Option("--home <dir>", "node home (config.toml, genesis.json, keys, data)").default(defaultHome),
-    new Option("--rpc-host <host>", "JSON-RPC listen address (default 127.0.0.1)"),
-    new Option("--rpc-port <port>", "JSON-RPC port").argParser(parseIntFlag(0, 65535)),
-    new Option("--p2p-port <port>", "peer-to-peer port").argParser(parseIntFlag(0, 65535)),
     new Option("--log-level <level>", "log level").choices([
       "fatal",
       "error",
@@ -35,15 +44,60 @@ export function commonOptions(defaultHome: string): Option[] {
       "trace",
       "silent",
     ]),
+    new Option("--log-format <format>", "log lines: json, pretty, or auto (pretty on a terminal)").choices([
+      "json",
+      "pretty",
+      "auto",
+    ]),
   ];
 }
 
-/** Defaults, then the home's config.toml, then flags. */
+/** Flags every node command takes (DESIGN.md §10). */
+export function commonOptions(defaultHome: string): Option[] {
+  return [
+    new Option("--home <dir>", "node home (config.toml, genesis.json, keys, data)").default(defaultHome),
+    new Option("--rpc-host <host>", "JSON-RPC listen address (default 127.0.0.1)"),
+    new Option("--rpc-port <port>", "JSON-RPC port").argParser(parseIntFlag(0, 65535)),
+    new Option("--p2p-port <port>", "peer-to-peer port").argParser(parseIntFlag(0, 65535)),
+    ...logOptions(),
+    new Option("--metrics", "serve Prometheus metrics at GET /metrics on the RPC port"),
+  ];
+}
+
+/** Which setting each flag sets, and the flag's name for `config show`. */
+const FLAG_SETTINGS: readonly { flag: keyof CommonFlags; name: string; id: string }[] = [
+  { flag: "rpcHost", name: "--rpc-host", id: "rpc.host" },
+  { flag: "rpcPort", name: "--rpc-port", id: "rpc.port" },
+  { flag: "p2pPort", name: "--p2p-port", id: "p2p.port" },
+  { flag: "logLevel", name: "--log-level", id: "node.log_level" },
+  { flag: "logFormat", name: "--log-format", id: "node.log_format" },
+  { flag: "metrics", name: "--metrics", id: "rpc.metrics" },
+];
+
+function flagsToConfig(flags: CommonFlags): NodeConfig {
+  const config: NodeConfig = {};
+  for (const { flag, id } of FLAG_SETTINGS) {
+    const value = flags[flag];
+    if (value === undefined) continue;
+    const [section, key] = id.split(".") as [keyof NodeConfig, string];
+    config[section] = { ...config[section], [key]: value };
+  }
+  return config;
+}
+
+const flagName = (setting: Setting): string =>
+  FLAG_SETTINGS.find((f) => f.id === settingId(setting))?.name ?? "flags";
+
+/** Defaults, then the home's config.toml, then CHAIN_NODE_* variables, then flags; with sources. */
+export function resolveConfigOf(flags: CommonFlags): ResolvedConfig {
+  return resolveConfig(defaultNodeOptions(flags.home), [
+    fileLayer(flags.home),
+    envLayer(process.env),
+    flagLayer(flagsToConfig(flags), flagName),
+  ]);
+}
+
+/** The options a node started with these flags runs with. */
 export function resolveNodeOptions(flags: CommonFlags): NodeOptions {
-  const options = applyConfig(defaultNodeOptions(flags.home), loadConfig(flags.home));
-  if (flags.rpcHost !== undefined) options.rpc.host = flags.rpcHost;
-  if (flags.rpcPort !== undefined) options.rpc.port = flags.rpcPort;
-  if (flags.p2pPort !== undefined) options.p2p.port = flags.p2pPort;
-  if (flags.logLevel !== undefined) options.logLevel = flags.logLevel;
-  return options;
+  return resolveConfigOf(flags).options;
 }

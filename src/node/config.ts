@@ -1,91 +1,80 @@
 import { existsSync, readFileSync } from "node:fs";
-import { type Static, Type } from "@sinclair/typebox";
+import { type TSchema, Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { parse as parseToml } from "smol-toml";
 import { homePaths } from "./home.ts";
 import type { NodeOptions } from "./options.ts";
+import {
+  CONFIG_SECTIONS,
+  type ConfigSection,
+  envName,
+  SETTINGS,
+  type Setting,
+  settingId,
+} from "./settings.ts";
 
-const Port = Type.Integer({ minimum: 0, maximum: 65535 });
-const Positive = Type.Integer({ minimum: 1 });
+/**
+ * Where a node's options come from, strongest first: command-line flags, environment variables
+ * (`CHAIN_NODE_<SECTION>_<KEY>`), the home's config.toml, the defaults. Each layer is a partial
+ * config in the file's shape, checked against the same schema; docs/configuration.md lists the keys.
+ */
 
-/** config.toml: every key optional; flags override it. */
+/** config.toml's shape: sections of keys, every one optional. */
+export type NodeConfig = Partial<Record<ConfigSection, Record<string, unknown>>>;
+
+export type ConfigSource = "default" | "file" | "env" | "flag";
+
+/** A source of settings: the file, the environment or the flags. */
+export interface ConfigLayer {
+  source: Exclude<ConfigSource, "default">;
+  values: NodeConfig;
+  /** Where exactly a value of this layer was set: the file path, the variable, the flag. */
+  origin(setting: Setting): string;
+}
+
+export interface ValueSource {
+  source: ConfigSource;
+  /** The file path, variable or flag; absent for defaults. */
+  from?: string;
+}
+
+export interface ResolvedConfig {
+  options: NodeOptions;
+  /** By `section.key`, for every setting. */
+  sources: Record<string, ValueSource>;
+}
+
 const ConfigSchema = Type.Object(
-  {
-    node: Type.Optional(
-      Type.Object(
-        {
-          name: Type.Optional(Type.String()),
-          location: Type.Optional(Type.String()),
-          log_level: Type.Optional(
-            Type.Union([
-              Type.Literal("fatal"),
-              Type.Literal("error"),
-              Type.Literal("warn"),
-              Type.Literal("info"),
-              Type.Literal("debug"),
-              Type.Literal("trace"),
-              Type.Literal("silent"),
-            ]),
+  Object.fromEntries(
+    CONFIG_SECTIONS.map((section) => [
+      section,
+      Type.Optional(
+        Type.Object(
+          Object.fromEntries(
+            SETTINGS.filter((s) => s.section === section).map((s) => [s.key, Type.Optional(s.schema)]),
           ),
-        },
-        { additionalProperties: false },
+          { additionalProperties: false },
+        ),
       ),
-    ),
-    rpc: Type.Optional(
-      Type.Object(
-        {
-          host: Type.Optional(Type.String()),
-          port: Type.Optional(Port),
-          max_body_bytes: Type.Optional(Positive),
-          max_batch_items: Type.Optional(Positive),
-          max_response_bytes: Type.Optional(Positive),
-          max_block_range: Type.Optional(Positive),
-          cors: Type.Optional(Type.Boolean()),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    p2p: Type.Optional(
-      Type.Object(
-        {
-          host: Type.Optional(Type.String()),
-          port: Type.Optional(Port),
-          bootstrap: Type.Optional(Type.Array(Type.String())),
-          max_peers: Type.Optional(Positive),
-          max_message_bytes: Type.Optional(Positive),
-          sync_batch: Type.Optional(Positive),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    consensus: Type.Optional(
-      Type.Object(
-        {
-          timeout_propose_ms: Type.Optional(Positive),
-          timeout_propose_delta_ms: Type.Optional(Positive),
-          timeout_vote_ms: Type.Optional(Positive),
-          timeout_vote_delta_ms: Type.Optional(Positive),
-          rebroadcast_ms: Type.Optional(Positive),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    pool: Type.Optional(
-      Type.Object(
-        {
-          max_txs: Type.Optional(Positive),
-          max_txs_per_account: Type.Optional(Positive),
-          replay_window_ms: Type.Optional(Positive),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-  },
+    ]),
+  ) as Record<string, TSchema>,
   { additionalProperties: false },
 );
-
-export type NodeConfig = Static<typeof ConfigSchema>;
 const configCheck = TypeCompiler.Compile(ConfigSchema);
+
+/** Checks a layer against the schema; the error names the layer's origin of the faulty key. */
+function checkLayer(raw: unknown, where: string, originOf: (path: string) => string): NodeConfig {
+  if (!configCheck.Check(raw)) {
+    const first = configCheck.Errors(raw).First();
+    const key = (first?.path ?? "").slice(1).replaceAll("/", ".");
+    const origin = key === "" ? where : originOf(key);
+    throw new Error(`${origin}: ${key || "(top level)"}: ${first?.message ?? "invalid"}`);
+  }
+  return raw as NodeConfig;
+}
+
+const settingAt = (id: string): Setting | undefined =>
+  SETTINGS.find((s) => id === settingId(s) || id.startsWith(`${settingId(s)}.`));
 
 /** Reads `config.toml` of a home (absent file: empty config); errors name the section and key. */
 export function loadConfig(home: string): NodeConfig {
@@ -97,51 +86,84 @@ export function loadConfig(home: string): NodeConfig {
   } catch (error) {
     throw new Error(`${path}: ${(error as Error).message}`);
   }
-  if (!configCheck.Check(raw)) {
-    const first = configCheck.Errors(raw).First();
-    const key = (first?.path ?? "").slice(1).replaceAll("/", ".");
-    throw new Error(`${path}: ${key || "(top level)"}: ${first?.message ?? "invalid"}`);
+  return checkLayer(raw, path, () => path);
+}
+
+export function fileLayer(home: string): ConfigLayer {
+  const path = homePaths(home).config;
+  return { source: "file", values: loadConfig(home), origin: () => path };
+}
+
+/** One variable's text as the setting's type; undefined when it cannot be one. */
+function parseEnvValue(schema: TSchema, text: string): unknown {
+  switch (schema.type) {
+    case "integer":
+    case "number":
+      return /^-?\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : text;
+    case "boolean": {
+      const lower = text.trim().toLowerCase();
+      if (lower === "true" || lower === "1") return true;
+      if (lower === "false" || lower === "0") return false;
+      return text;
+    }
+    case "array":
+      return text
+        .split(",")
+        .map((item) => item.trim())
+        .filter((item) => item !== "");
+    default:
+      return text; // strings and string unions: the schema check judges them
   }
-  return raw;
+}
+
+/**
+ * `CHAIN_NODE_<SECTION>_<KEY>` variables. Other CHAIN_NODE_* variables are left alone: they may
+ * belong to something else (a keystore password, a test harness).
+ */
+export function envLayer(env: Readonly<Record<string, string | undefined>>): ConfigLayer {
+  const values: NodeConfig = {};
+  for (const setting of SETTINGS) {
+    const text = env[envName(setting)];
+    if (text === undefined) continue;
+    const section = values[setting.section] ?? {};
+    section[setting.key] = parseEnvValue(setting.schema, text);
+    values[setting.section] = section;
+  }
+  const originOf = (id: string) => {
+    const setting = settingAt(id);
+    return setting === undefined ? "environment" : envName(setting);
+  };
+  checkLayer(values, "environment", originOf);
+  return { source: "env", values, origin: envName };
+}
+
+/** Flags as a layer; `flagOf` names the flag that set a setting. */
+export function flagLayer(values: NodeConfig, flagOf: (setting: Setting) => string): ConfigLayer {
+  const originOf = (id: string) => {
+    const setting = settingAt(id);
+    return setting === undefined ? "flags" : flagOf(setting);
+  };
+  checkLayer(values, "flags", originOf);
+  return { source: "flag", values, origin: flagOf };
+}
+
+/** Applies layers (weakest first) on top of `defaults`, noting where each value came from. */
+export function resolveConfig(defaults: NodeOptions, layers: readonly ConfigLayer[]): ResolvedConfig {
+  const options = structuredClone(defaults);
+  const sources: Record<string, ValueSource> = {};
+  for (const setting of SETTINGS) {
+    sources[settingId(setting)] = { source: "default" };
+    for (const layer of layers) {
+      const value = layer.values[setting.section]?.[setting.key];
+      if (value === undefined) continue;
+      setting.set(options, value);
+      sources[settingId(setting)] = { source: layer.source, from: layer.origin(setting) };
+    }
+  }
+  return { options, sources };
 }
 
 /** Applies a config file on top of the defaults (flags are applied after, by the CLI). */
 export function applyConfig(options: NodeOptions, config: NodeConfig): NodeOptions {
-  const { node = {}, rpc = {}, pool = {}, p2p = {}, consensus = {} } = config;
-  return {
-    ...options,
-    name: node.name ?? options.name,
-    location: node.location ?? options.location,
-    logLevel: node.log_level ?? options.logLevel,
-    rpc: {
-      ...options.rpc,
-      host: rpc.host ?? options.rpc.host,
-      port: rpc.port ?? options.rpc.port,
-      maxBodyBytes: rpc.max_body_bytes ?? options.rpc.maxBodyBytes,
-      maxBatchItems: rpc.max_batch_items ?? options.rpc.maxBatchItems,
-      maxResponseBytes: rpc.max_response_bytes ?? options.rpc.maxResponseBytes,
-      maxBlockRange: rpc.max_block_range ?? options.rpc.maxBlockRange,
-      cors: rpc.cors ?? options.rpc.cors,
-    },
-    p2p: {
-      host: p2p.host ?? options.p2p.host,
-      port: p2p.port ?? options.p2p.port,
-      bootstrap: p2p.bootstrap ?? options.p2p.bootstrap,
-      maxPeers: p2p.max_peers ?? options.p2p.maxPeers,
-      maxMessageBytes: p2p.max_message_bytes ?? options.p2p.maxMessageBytes,
-      syncBatch: p2p.sync_batch ?? options.p2p.syncBatch,
-    },
-    consensus: {
-      proposeMs: consensus.timeout_propose_ms ?? options.consensus.proposeMs,
-      proposeDeltaMs: consensus.timeout_propose_delta_ms ?? options.consensus.proposeDeltaMs,
-      voteMs: consensus.timeout_vote_ms ?? options.consensus.voteMs,
-      voteDeltaMs: consensus.timeout_vote_delta_ms ?? options.consensus.voteDeltaMs,
-      rebroadcastMs: consensus.rebroadcast_ms ?? options.consensus.rebroadcastMs,
-    },
-    pool: {
-      maxPoolTxs: pool.max_txs ?? options.pool.maxPoolTxs,
-      maxPoolTxsPerAccount: pool.max_txs_per_account ?? options.pool.maxPoolTxsPerAccount,
-      replayWindowMs: pool.replay_window_ms ?? options.pool.replayWindowMs,
-    },
-  };
+  return resolveConfig(options, [{ source: "file", values: config, origin: () => "config.toml" }]).options;
 }

@@ -2,10 +2,53 @@
  * node: wiring. The only layer that knows every concrete class; composes options, opens the home,
  * starts and stops the parts in order.
  */
-export { applyConfig, loadConfig, type NodeConfig } from "./config.ts";
+export {
+  applyConfig,
+  type ConfigLayer,
+  type ConfigSource,
+  envLayer,
+  fileLayer,
+  flagLayer,
+  loadConfig,
+  type NodeConfig,
+  type ResolvedConfig,
+  resolveConfig,
+  type ValueSource,
+} from "./config.ts";
+export { configJson, effectiveConfig, renderConfigToml } from "./configShow.ts";
 export { DEV_MNEMONIC, devAccounts, devGenesis, prepareDevHome } from "./devChain.ts";
 export { homePaths, type KeyFile, loadGenesis, loadKey, saveGenesis, saveKey } from "./home.ts";
-export { createLogger, type Logger } from "./logger.ts";
+export {
+  assertKeyNameFree,
+  createKey,
+  KEYRING_ERROR_CODES,
+  type KeyInfo,
+  KeyringError,
+  type KeyringErrorCode,
+  keystoreScryptFromEnv,
+  listKeys,
+  loadValidatorKey,
+  nextFreeKeyName,
+  type PasswordSource,
+  randomPrivateKey,
+  saveKeystoreFile,
+  showKey,
+  unlockKey,
+} from "./keyring.ts";
+export {
+  decryptKeystore,
+  encryptKeystore,
+  isKeystoreJson,
+  KEYSTORE_ERROR_CODES,
+  KeystoreError,
+  type KeystoreErrorCode,
+  type KeystoreV3,
+  keystoreAddress,
+  parseKeystore,
+  STANDARD_SCRYPT,
+  type ScryptParams,
+} from "./keystore.ts";
+export { createLogger, type LogFormat, type Logger } from "./logger.ts";
 export {
   createTestnet,
   initHome,
@@ -15,4 +58,12 @@ export {
 } from "./networkHome.ts";
 export { ChainNode, type NodeMode } from "./node.ts";
 export { defaultNodeOptions, type NodeOptions } from "./options.ts";
+export {
+  CONFIG_SECTIONS,
+  type ConfigSection,
+  envName,
+  SETTINGS,
+  type Setting,
+  settingId,
+} from "./settings.ts";
 export { NODE_VERSION } from "./version.ts";

@@ -194,6 +194,11 @@ export class NetworkServices {
     return this.sync.syncing();
   }
 
+  /** The round the consensus engine is in at the height it is deciding. */
+  consensusRound(): number {
+    return this.engine.status().round;
+  }
+
   /** Gossips transactions this node admitted from its RPC clients. */
   announce(inputs: readonly SignedTxInput[]): void {
     for (const input of inputs) this.p2p.publish("txs", input);

@@ -6,6 +6,8 @@ import type { Genesis } from "../chain/index.ts";
 import { bytesToHex, hexToBytes, isHex, isValidPrivateKey, privateKeyToAddress } from "../crypto/index.ts";
 import { generateNodeKey, peerIdOf } from "../p2p/index.ts";
 import { homePaths, saveGenesis, saveKey } from "./home.ts";
+import { saveKeystoreFile } from "./keyring.ts";
+import type { KeystoreV3 } from "./keystore.ts";
 
 /** Homes of a network: `init` (one node) and `testnet` (N validators + M full nodes on 127.0.0.1). */
 
@@ -58,6 +60,8 @@ export interface InitOptions {
   rpcPort: number;
   p2pPort: number;
   name: string;
+  /** `init --encrypt-key`: written as keys/validator.json instead of a new plain key file. */
+  encryptedValidatorKey?: KeystoreV3 | undefined;
 }
 
 /**
@@ -66,7 +70,10 @@ export interface InitOptions {
  */
 export function initHome(home: string, options: InitOptions): { address: string; peerId: string } {
   if (existsSync(homePaths(home).genesis)) throw new Error(`${home} is already initialised`);
-  const validator = saveKey(homePaths(home).validatorKey, newPrivateKey());
+  const keyPath = homePaths(home).validatorKey;
+  const validator = options.encryptedValidatorKey
+    ? saveKeystoreFile(keyPath, options.encryptedValidatorKey)
+    : saveKey(keyPath, newPrivateKey());
   const nodeKey = loadOrCreateNodeKey(home);
   saveGenesis(home, {
     chain_id: options.chainId,

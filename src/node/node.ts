@@ -16,12 +16,17 @@ import {
   type RpcNetworkView,
   RpcServer,
   type RpcTxPool,
+  websocketOnlyRoutes,
 } from "../rpc/index.ts";
 import { LmdbStore } from "../storage/index.ts";
 import { Admission } from "../txpool/index.ts";
 import type { NodeOptions } from "./options.ts";
 import { homePaths } from "./home.ts";
+import { explorerHandlers } from "./explorer.ts";
+import { healthHandler, readyHandler } from "./health.ts";
+import { attachLiveUpdates, type LiveUpdates } from "./liveUpdates.ts";
 import type { Logger } from "./logger.ts";
+import { NodeMetrics } from "./metrics.ts";
 import { NetworkServices } from "./network.ts";
 import { NODE_VERSION } from "./version.ts";
 
@@ -39,6 +44,8 @@ interface BlockMaking {
   listening(): boolean;
   peerCount(): number;
   syncing(): boolean;
+  /** The consensus round at the height being decided. */
+  consensusRound(): number;
   /** The p2p listen addresses (none on a dev chain). */
   p2pAddrs(): string[];
   stop(): Promise<void>;
@@ -51,6 +58,7 @@ function devBlockMaking(producer: SingleValidatorProducer): BlockMaking {
     listening: () => false,
     peerCount: () => 0,
     syncing: () => false,
+    consensusRound: () => 0,
     p2pAddrs: () => [],
     stop: () => producer.stop(),
   };
@@ -62,6 +70,7 @@ function networkBlockMaking(services: NetworkServices): BlockMaking {
     listening: () => services.listening(),
     peerCount: () => services.peerCount(),
     syncing: () => services.syncing(),
+    consensusRound: () => services.consensusRound(),
     p2pAddrs: () => services.p2p.listenAddrs(),
     stop: () => services.stop(),
   };
@@ -77,6 +86,7 @@ export class ChainNode {
   readonly rpcUrl: string;
   private readonly store: LmdbStore;
   private readonly rpc: RpcServer;
+  private readonly live: LiveUpdates;
   private readonly blocks: BlockMaking;
   private readonly log: Logger;
   /** The libp2p listen addresses (network mode), for operators and tests. */
@@ -86,6 +96,7 @@ export class ChainNode {
     genesis: Genesis;
     store: LmdbStore;
     rpc: RpcServer;
+    live: LiveUpdates;
     rpcUrl: string;
     blocks: BlockMaking;
     log: Logger;
@@ -94,6 +105,7 @@ export class ChainNode {
     this.genesis = parts.genesis;
     this.store = parts.store;
     this.rpc = parts.rpc;
+    this.live = parts.live;
     this.rpcUrl = parts.rpcUrl;
     this.blocks = parts.blocks;
     this.log = parts.log;
@@ -110,6 +122,7 @@ export class ChainNode {
     mkdirSync(paths.data, { recursive: true });
     const store = new LmdbStore(paths.data);
     let started: BlockMaking | undefined;
+    let live: LiveUpdates | undefined;
     try {
       const chain = new Chain(store, genesis);
       await chain.open();
@@ -157,21 +170,56 @@ export class ChainNode {
         nodeInfo: () => ({ name: options.name, location: options.location, version: NODE_VERSION }),
       };
 
-      const rpc = new RpcServer(
-        createRoutes({
-          chain: chainView,
-          pool: poolView,
-          network: networkView,
-          limits: { maxBlockRange: options.rpc.maxBlockRange, maxBatchItems: options.rpc.maxBatchItems },
+      const metrics = options.metrics
+        ? new NodeMetrics({
+            headNumber: () => chain.head().header.number,
+            peerCount: () => blocks.peerCount(),
+            poolSize: () => admission.pool.size,
+            syncing: () => blocks.syncing(),
+            consensusRound: () => blocks.consensusRound(),
+            headRound: () => chain.head().commit?.round ?? 0,
+          })
+        : undefined;
+      if (metrics !== undefined) chain.committed.add(() => metrics.onCommit());
+
+      const routes = createRoutes({
+        chain: chainView,
+        pool: poolView,
+        network: networkView,
+        limits: { maxBlockRange: options.rpc.maxBlockRange, maxBatchItems: options.rpc.maxBatchItems },
+      });
+      // Over HTTP the subscription methods only say "use /ws"; the WebSocket endpoint serves them.
+      const httpRoutes = new Map([...routes, ...websocketOnlyRoutes().map((r) => [r.name, r] as const)]);
+      const rpc = new RpcServer(httpRoutes, options.rpc, log.child({ module: "rpc" }), metrics?.rpcHooks());
+      rpc.handle("/health", healthHandler());
+      rpc.handle(
+        "/ready",
+        readyHandler({
+          networked: mode.kind === "network",
+          syncing: () => blocks.syncing(),
+          peerCount: () => blocks.peerCount(),
+          headNumber: () => chain.head().header.number,
         }),
-        options.rpc,
-        log.child({ module: "rpc" }),
       );
+      if (metrics !== undefined) rpc.handle("/metrics", (req, res) => metrics.serve(req, res));
+      for (const [path, handler] of explorerHandlers()) rpc.handle(path, handler);
+      live = attachLiveUpdates({
+        rpc,
+        options: options.rpc,
+        committed: chain.committed,
+        admitted: admission.admitted,
+        source: {
+          getConfirmedTx: (hash) => store.getConfirmedTx(hash),
+          getPending: (hash) => admission.pool.get(hash),
+        },
+        log,
+      });
       const rpcUrl = await rpc.listen();
       const p2pAddrs = blocks.p2pAddrs();
       log.info({ rpcUrl, p2pAddrs, head: chain.head().header.number, pending: restored }, "node started");
-      return new ChainNode({ genesis, store, rpc, rpcUrl, blocks, log, p2pAddrs });
+      return new ChainNode({ genesis, store, rpc, live, rpcUrl, blocks, log, p2pAddrs });
     } catch (error) {
+      await live?.close();
       await started?.stop();
       await store.close();
       throw error;
@@ -180,7 +228,8 @@ export class ChainNode {
 
   /** Stops serving, lets a block in progress commit, then closes storage. */
   async stop(): Promise<void> {
-    await this.rpc.close();
+    // Together: the HTTP server's close waits for every socket, the upgraded WebSockets included.
+    await Promise.all([this.rpc.close(), this.live.close()]);
     await this.blocks.stop();
     await this.store.close();
     this.log.info("node stopped");

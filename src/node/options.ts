@@ -12,6 +12,10 @@ export interface NodeOptions {
   /** Overrides genesis's block time for block production (dev chain only). */
   blockTimeMs: number | undefined;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  /** Log lines as JSON, human-readable, or pretty only when stderr is a terminal. */
+  logFormat: "json" | "pretty" | "auto";
+  /** Serve Prometheus metrics at GET /metrics on the RPC port. */
+  metrics: boolean;
   name: string;
   location: string;
   p2p: P2PSettings;
@@ -56,6 +60,8 @@ export function defaultNodeOptions(home: string): NodeOptions {
     pool: { ...defaultTxPoolOptions },
     blockTimeMs: undefined,
     logLevel: "info",
+    logFormat: "auto",
+    metrics: false,
     name: hostname(),
     location: "",
     p2p: { ...defaultP2PSettings, bootstrap: [] },

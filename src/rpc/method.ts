@@ -1,4 +1,5 @@
 import type { Static, TSchema } from "@sinclair/typebox";
+import type { MethodErrorDoc } from "./errorDocs.ts";
 
 /** One JSON-RPC method: its params schema, a one-line doc, and the handler. */
 export interface MethodDefinition<S extends TSchema = TSchema> {
@@ -6,6 +7,16 @@ export interface MethodDefinition<S extends TSchema = TSchema> {
   summary: string;
   /** What the result is, in the spec's words (used for docs). */
   result: string;
+  /**
+   * The JSON Schema of the result (resultSchemas.ts), served by `rpc.discover` and checked
+   * against real responses by the tests.
+   */
+  resultSchema: TSchema;
+  /**
+   * Errors this method raises beyond those every method can (COMMON_ERRORS in errorDocs.ts),
+   * for the OpenRPC document.
+   */
+  errors?: readonly MethodErrorDoc[];
   handler(params: Static<S>): unknown;
 }
 

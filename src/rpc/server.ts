@@ -11,7 +11,7 @@ import {
   type RpcErrorObject,
   toRpcError,
 } from "./errors.ts";
-import type { RpcServerOptions } from "./options.ts";
+import type { RpcServerHooks, RpcServerOptions } from "./options.ts";
 import type { Route } from "./routes.ts";
 
 type JsonRpcId = string | number | null;
@@ -47,6 +47,16 @@ const errorResponse = (id: JsonRpcId, error: RpcErrorObject): JsonRpcResponse =>
 
 const errorText = (id: JsonRpcId, error: RpcErrorObject): string => JSON.stringify(errorResponse(id, error));
 
+/** GET /: what this port serves, for a person who opens it in a browser. Fixed text, no input. */
+const rootPage = (explorer: boolean): string =>
+  [
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>chain-node</title></head><body>',
+    "<h1>chain-node</h1>",
+    "<p>JSON-RPC 2.0 endpoint: POST a request here or to <code>/json-rpc</code>; WebSocket at <code>/ws</code>.</p>",
+    explorer ? '<p><a href="/explorer">Open the block explorer</a></p>' : "",
+    "</body></html>\n",
+  ].join("");
+
 /**
  * JSON-RPC 2.0 over HTTP (DESIGN.md §2): HTTP gatekeeping (paths, 405/413/415), the envelope,
  * batches and notifications, result size limits and the error envelope. It knows routes by name
@@ -59,11 +69,18 @@ export class RpcServer {
   private readonly server: Server;
   private readonly httpHandlers = new Map<string, HttpHandler>();
   private readonly upgradeHandlers = new Map<string, UpgradeHandler>();
+  private readonly hooks: RpcServerHooks;
 
-  constructor(routes: ReadonlyMap<string, Route>, options: RpcServerOptions, log: Logger) {
+  constructor(
+    routes: ReadonlyMap<string, Route>,
+    options: RpcServerOptions,
+    log: Logger,
+    hooks: RpcServerHooks = {},
+  ) {
     this.routes = routes;
     this.options = options;
     this.log = log;
+    this.hooks = hooks;
     this.server = createServer((req, res) => {
       this.onRequest(req, res).catch((error: unknown) => {
         this.log.error({ err: error }, "request handling failed");
@@ -128,8 +145,12 @@ export class RpcServer {
    */
   async handlePayload(payload: unknown): Promise<string | undefined> {
     if (!Array.isArray(payload)) return this.handleCall(payload);
-    if (payload.length === 0) return errorText(null, invalidRequest("empty batch").toObject());
+    if (payload.length === 0) {
+      this.reportCall("invalid", RPC_ERROR_CODES.invalidRequest, 0);
+      return errorText(null, invalidRequest("empty batch").toObject());
+    }
     if (payload.length > this.options.maxBatchItems) {
+      this.reportCall("invalid", RPC_ERROR_CODES.invalidRequest, 0);
       return errorText(
         null,
         invalidRequest(
@@ -147,16 +168,20 @@ export class RpcServer {
 
   private async handleCall(call: unknown): Promise<string | undefined> {
     if (call === null || typeof call !== "object" || Array.isArray(call)) {
+      this.reportCall("invalid", RPC_ERROR_CODES.invalidRequest, 0);
       return errorText(null, invalidRequest("a request is a JSON object").toObject());
     }
     const request = call as Record<string, unknown>;
     const hasId = "id" in request;
     const id = request.id;
     const validId = id === null || typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
-    if (hasId && !validId)
+    if (hasId && !validId) {
+      this.reportCall("invalid", RPC_ERROR_CODES.invalidRequest, 0);
       return errorText(null, invalidRequest("id must be a string, number or null").toObject());
+    }
     const replyId = hasId ? (id as JsonRpcId) : null;
     if (request.jsonrpc !== "2.0" || typeof request.method !== "string") {
+      this.reportCall("invalid", RPC_ERROR_CODES.invalidRequest, 0);
       return errorText(
         replyId,
         invalidRequest('expected {"jsonrpc": "2.0", "method": String, ...}').toObject(),
@@ -167,8 +192,10 @@ export class RpcServer {
   }
 
   private async invoke(name: string, params: unknown, id: JsonRpcId): Promise<string> {
+    const started = performance.now();
     const route = this.routes.get(name);
     if (route === undefined) {
+      this.reportCall("unknown", RPC_ERROR_CODES.methodNotFound, (performance.now() - started) / 1000);
       return errorText(id, {
         code: RPC_ERROR_CODES.methodNotFound,
         message: `method ${name} does not exist`,
@@ -192,9 +219,11 @@ export class RpcServer {
           "response_too_large",
         );
       }
+      this.reportCall(name, "ok", (performance.now() - started) / 1000);
       return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`;
     } catch (error) {
       const mapped = toRpcError(error, randomUUID);
+      this.reportCall(name, mapped.error.code, (performance.now() - started) / 1000);
       if (mapped.unexpected) {
         this.log.error(
           { err: error, method: name, faultId: mapped.error.data?.fault_id },
@@ -237,8 +266,14 @@ export class RpcServer {
       return;
     }
     if (req.method === "GET" && path === "/") {
-      res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8" });
-      res.end("chain-node JSON-RPC 2.0 endpoint: POST a request here or to /json-rpc.\n");
+      const page = rootPage(this.httpHandlers.has("/explorer"));
+      res.writeHead(200, {
+        "Content-Type": "text/html; charset=utf-8",
+        "Content-Length": Buffer.byteLength(page),
+        "Content-Security-Policy": "default-src 'none'",
+        "X-Content-Type-Options": "nosniff",
+      });
+      res.end(page);
       return;
     }
     if (req.method !== "POST") {
@@ -276,6 +311,7 @@ export class RpcServer {
     try {
       payload = JSON.parse(body.toString("utf8"));
     } catch {
+      this.reportCall("invalid", RPC_ERROR_CODES.parseError, 0);
       this.send(
         res,
         200,
@@ -286,6 +322,15 @@ export class RpcServer {
     const response = await this.handlePayload(payload);
     if (response === undefined) res.writeHead(204).end();
     else this.sendText(res, 200, response);
+  }
+
+  private reportCall(method: string, outcome: number | "ok", seconds: number): void {
+    if (this.hooks.onCall === undefined) return;
+    try {
+      this.hooks.onCall(method, outcome, seconds);
+    } catch (error) {
+      this.log.warn({ err: error, method }, "onCall hook failed");
+    }
   }
 
   /** The body, or undefined when it is over the limit (the rest is drained, not buffered). */

@@ -147,14 +147,18 @@ describe("a network of four validators and a late full node (processes)", { time
     assert.ok(records > 0, "the signing logs hold the votes");
   });
 
-  it("a full node started late syncs (net_syncing true, then false) to the validators' head", async () => {
+  it("a full node started late syncs (net_syncing true, then false; /ready 503, then 200) to the validators' head", async () => {
     await headsAbove(net, [0], 200, 120_000);
-    // Sample net_syncing from the moment the process can answer, until it has caught up.
+    // Sample net_syncing and GET /ready from the moment the process can answer, until it has caught up.
     const answers: boolean[] = [];
+    const readies: { status: number; syncing: boolean }[] = [];
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
         try {
+          const ready = await fetch(`${net.url(4)}/ready`);
+          const body = (await ready.json()) as { syncing: boolean };
+          readies.push({ status: ready.status, syncing: body.syncing });
           answers.push(await rpc<boolean>(net.url(4), "net_syncing"));
         } catch {
           // not serving yet
@@ -173,6 +177,14 @@ describe("a network of four validators and a late full node (processes)", { time
     await sampler;
     assert.equal(answers[0], true, "its first answer is syncing: true");
     assert.equal(answers.at(-1), false, "then false once caught up");
+    assert.equal(readies[0]?.status, 503, "not ready while it syncs");
+    const readyWhileSyncing = readies.filter((r) => r.syncing && r.status !== 503);
+    assert.deepEqual(readyWhileSyncing, [], "never ready while syncing");
+    await waitFor(
+      "GET /ready 200 once caught up",
+      async () => ((await fetch(`${net.url(4)}/ready`)).status === 200 ? true : undefined),
+      10_000,
+    );
     await assertSameChain(net, [0, 4]);
 
     // The full node never proposes: a transaction submitted to it reaches the proposers by gossip.

@@ -46,6 +46,8 @@ export interface TestNodeOverrides {
   blockTimeMs?: number;
   pool?: Partial<NodeOptions["pool"]>;
   rpc?: Partial<NodeOptions["rpc"]>;
+  /** Serve GET /metrics. */
+  metrics?: boolean;
   /** Reuse a home (restart tests); by default a fresh temporary one. */
   home?: string;
   keepHome?: boolean;
@@ -67,6 +69,7 @@ export async function startTestNode(overrides: TestNodeOverrides = {}): Promise<
   options.rpc = { ...options.rpc, port: 0, ...overrides.rpc };
   options.pool = { ...options.pool, ...overrides.pool };
   options.blockTimeMs = overrides.blockTimeMs ?? 50;
+  options.metrics = overrides.metrics ?? false;
   const validator = accounts[0] as DerivedAccount;
   const node = await ChainNode.start(
     options,

@@ -316,7 +316,7 @@ describe("internal faults (-32603)", () => {
       name,
       {
         name,
-        definition: { params, summary: name, result: "Number", handler },
+        definition: { params, summary: name, result: "Number", resultSchema: Type.Number(), handler },
         check: TypeCompiler.Compile(params),
       },
     ];

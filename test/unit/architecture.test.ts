@@ -11,6 +11,8 @@ import ts from "typescript";
  */
 const ALLOWED: Record<string, readonly string[]> = {
   crypto: [],
+  /** The typed client ships alone (dist/): it may use crypto for signing, nothing of the node. */
+  client: ["crypto"],
   chain: ["crypto"],
   storage: ["chain", "crypto"],
   txpool: ["chain", "crypto"],
@@ -19,7 +21,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   sync: ["chain", "consensus", "crypto"],
   rpc: ["chain", "crypto"],
   node: ["crypto", "chain", "storage", "txpool", "consensus", "sync", "p2p", "rpc"],
-  cli: ["node", "crypto"],
+  cli: ["node", "crypto", "client"],
 };
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../../src");

@@ -46,7 +46,7 @@ const stubContext: RpcContext = {
 describe("docs/rpc.md", () => {
   const names = [...createRoutes(stubContext).keys()];
   const doc = readFileSync(DOC, "utf8");
-  const sections = [...doc.matchAll(/^### ((?:chain|net)_\w+)$/gm)].map((match) => match[1]);
+  const sections = [...doc.matchAll(/^### ((?:chain|net)_\w+|rpc\.discover)$/gm)].map((match) => match[1]);
   const regenerate = "run `npm run docs:rpc`";
 
   it("lists the method table", () => {

@@ -26,7 +26,7 @@ export function devCommand(): Command {
       const options = resolveNodeOptions(flags);
       options.rpc.cors = true; // dev mode: browser dApps on another origin may call it
       options.blockTimeMs = flags.blockTime;
-      const log = createLogger(options.logLevel);
+      const log = createLogger(options.logLevel, options.logFormat);
       const validator = accounts[0];
       if (validator === undefined) throw new Error("no dev accounts");
       const node = await ChainNode.start(
@@ -40,6 +40,7 @@ export function devCommand(): Command {
       );
       console.log(`\nchain-node dev chain
   RPC URL      ${node.rpcUrl}
+  explorer     ${node.rpcUrl}/explorer
   chain id     ${genesis.chain_id}
   network id   ${genesis.network_id}
   block time   ${options.blockTimeMs ?? genesis.consensus.block_time_ms} ms (blocks are made when transactions are pending)

@@ -1,18 +1,33 @@
+import { existsSync } from "node:fs";
 import { Command, Option } from "commander";
-import { initHome } from "../../node/index.ts";
-import { parseIntFlag } from "../options.ts";
+import {
+  createLogger,
+  encryptKeystore,
+  homePaths,
+  initHome,
+  type NodeOptions,
+  randomPrivateKey,
+} from "../../node/index.ts";
+import { logOptions, parseIntFlag } from "../options.ts";
+import { type PasswordFlags, passwordOptions, readNewPassword } from "../password.ts";
+import { keystoreScrypt } from "./keys.ts";
 
-interface InitFlags {
+interface InitFlags extends PasswordFlags {
   home: string;
   chainId: number;
   networkId: number;
   rpcPort: number;
   p2pPort: number;
   name: string;
+  encryptKey?: boolean;
+  logLevel?: NodeOptions["logLevel"];
+  logFormat?: NodeOptions["logFormat"];
 }
 
 export function initCommand(): Command {
-  return new Command("init")
+  const command = new Command("init");
+  for (const option of [...logOptions(), ...passwordOptions()]) command.addOption(option);
+  return command
     .description(
       "create a node home: config.toml, genesis.json (this validator alone), node and validator keys",
     )
@@ -32,14 +47,36 @@ export function initCommand(): Command {
       new Option("--p2p-port <port>", "peer-to-peer port").default(26656).argParser(parseIntFlag(0, 65535)),
     )
     .addOption(new Option("--name <name>", "node name shown by net_nodeInfo").default("node"))
-    .action((flags: InitFlags) => {
+    .addOption(
+      new Option(
+        "--encrypt-key",
+        "write keys/validator.json as a password-encrypted v3 keystore (docs/keys.md)",
+      ),
+    )
+    .action(async (flags: InitFlags) => {
+      // A password without --encrypt-key would leave the key in clear while the operator thinks otherwise.
+      if (!flags.encryptKey && (flags.passwordFile ?? flags.passwordEnv) !== undefined) {
+        throw new Error("--password-file and --password-env need --encrypt-key");
+      }
+      // Checked before asking for a password; initHome checks again.
+      if (existsSync(homePaths(flags.home).genesis)) throw new Error(`${flags.home} is already initialised`);
+      const encryptedValidatorKey = flags.encryptKey
+        ? await encryptKeystore(
+            randomPrivateKey(),
+            await readNewPassword(flags, "the validator key"),
+            keystoreScrypt(),
+          )
+        : undefined;
       const { address, peerId } = initHome(flags.home, {
         chainId: flags.chainId,
         networkId: flags.networkId as 0 | 1,
         rpcPort: flags.rpcPort,
         p2pPort: flags.p2pPort,
         name: flags.name,
+        encryptedValidatorKey,
       });
+      const log = createLogger(flags.logLevel ?? "info", flags.logFormat);
+      log.debug({ ...homePaths(flags.home) }, "home written");
       console.log(`initialised ${flags.home}
   validator  ${address}
   peer id    ${peerId}

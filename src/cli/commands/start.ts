@@ -4,22 +4,27 @@ import {
   createLogger,
   homePaths,
   loadGenesis,
-  loadKey,
   loadOrCreateNodeKey,
+  loadValidatorKey,
 } from "../../node/index.ts";
 import { type CommonFlags, commonOptions, resolveNodeOptions } from "../options.ts";
+import { type PasswordFlags, passwordOptions, readPassword } from "../password.ts";
 import { runUntilSignal } from "../signals.ts";
 
 export function startCommand(): Command {
   const command = new Command("start").description(
     "run a node of a network (a validator if keys/validator.json holds a key of the validator set)",
   );
-  for (const option of commonOptions(".chain-node/node")) command.addOption(option);
-  command.action(async (flags: CommonFlags) => {
+  // The password options unlock keys/validator.json when it is an encrypted keystore (docs/keys.md).
+  for (const option of [...commonOptions(".chain-node/node"), ...passwordOptions()])
+    command.addOption(option);
+  command.action(async (flags: CommonFlags & PasswordFlags) => {
     const genesis = loadGenesis(flags.home);
     const options = resolveNodeOptions(flags);
-    const log = createLogger(options.logLevel);
-    const validator = loadKey(homePaths(flags.home).validatorKey);
+    const log = createLogger(options.logLevel, options.logFormat);
+    const validator = await loadValidatorKey(homePaths(flags.home).validatorKey, () =>
+      readPassword(flags, "the validator key (keys/validator.json)"),
+    );
     const nodeKey = loadOrCreateNodeKey(flags.home);
     const node = await ChainNode.start(options, genesis, { kind: "network", validator, nodeKey }, log);
     console.log(`chain-node ${options.name}

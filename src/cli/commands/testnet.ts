@@ -1,6 +1,6 @@
 import { Command, Option } from "commander";
-import { createTestnet } from "../../node/index.ts";
-import { parseIntFlag } from "../options.ts";
+import { createLogger, createTestnet, type NodeOptions } from "../../node/index.ts";
+import { logOptions, parseIntFlag } from "../options.ts";
 
 interface TestnetFlags {
   validators: number;
@@ -9,10 +9,14 @@ interface TestnetFlags {
   basePort: number;
   chainId: number;
   blockTime: number;
+  logLevel?: NodeOptions["logLevel"];
+  logFormat?: NodeOptions["logFormat"];
 }
 
 export function testnetCommand(): Command {
-  return new Command("testnet")
+  const command = new Command("testnet");
+  for (const option of logOptions()) command.addOption(option);
+  return command
     .description("create the homes of a local network: N validators and M full nodes on 127.0.0.1")
     .addOption(new Option("--validators <n>", "validators").default(4).argParser(parseIntFlag(1, 50)))
     .addOption(
@@ -43,6 +47,8 @@ export function testnetCommand(): Command {
         chainId: flags.chainId,
         blockTimeMs: flags.blockTime,
       });
+      const log = createLogger(flags.logLevel ?? "info", flags.logFormat);
+      for (const node of testnet.nodes) log.debug({ ...node }, "node home written");
       console.log(`testnet in ${flags.out} (chain id ${testnet.chain_id}); start each node with:`);
       for (const node of testnet.nodes) {
         console.log(

@@ -8,7 +8,21 @@ import {
   pendingEntryToJson,
   pendingTxToJson,
 } from "../format.ts";
+import { BATCH_TOO_LARGE_ERROR, RANGE_ERRORS, TX_REJECTED_ERRORS } from "../errorDocs.ts";
 import { type MethodDefinition, method } from "../method.ts";
+import {
+  Amount,
+  Block,
+  BlockHeader,
+  BlockWithTransactions,
+  ChecksumAddress,
+  ConfirmedTransaction,
+  Count,
+  Hash32,
+  Nullable,
+  PendingTransaction,
+  PendingTransactionWithOperation,
+} from "../resultSchemas.ts";
 import { Address, BlockNumber, Hash, Index, NoParams, Params, SignedTransaction } from "../schemas.ts";
 import type { RpcContext } from "../types.ts";
 
@@ -54,72 +68,86 @@ export function chainMethods({ chain, pool, limits }: RpcContext): Record<string
       params: NoParams,
       summary: "The most recent block, with full transactions.",
       result: "Block",
+      resultSchema: BlockWithTransactions,
       handler: () => fullBlock(byNumber(chain.headNumber()), true),
     }),
     getRecentBlockNumber: method({
       params: NoParams,
       summary: "Number of the most recent block.",
       result: "Number",
+      resultSchema: Count,
       handler: () => chain.headNumber(),
     }),
     getBlockByNumber: method({
       params: Params({ number: BlockNumber, getFullTransactions: FullTxs }),
       summary: "The block with this number, or null.",
       result: "Block | null",
+      resultSchema: Nullable(Block),
       handler: ({ number, getFullTransactions }) => fullBlock(byNumber(number), getFullTransactions === true),
     }),
     getBlockByHash: method({
       params: Params({ hash: Hash, getFullTransactions: FullTxs }),
       summary: "The block with this hash, or null.",
       result: "Block | null",
+      resultSchema: Nullable(Block),
       handler: ({ hash, getFullTransactions }) => fullBlock(byHash(hash), getFullTransactions === true),
     }),
     getBlocks: method({
       params: Range,
       summary: "Blocks from..to inclusive (clipped to the head), with full transactions.",
       result: "Block[]",
+      resultSchema: Type.Array(BlockWithTransactions),
+      errors: RANGE_ERRORS,
       handler: ({ from, to }) => range(from, to).map((block) => fullBlock(block, true)),
     }),
     getBlockHeaders: method({
       params: Range,
       summary: "Block headers from..to inclusive (clipped to the head).",
       result: "BlockHeader[]",
+      resultSchema: Type.Array(BlockHeader),
+      errors: RANGE_ERRORS,
       handler: ({ from, to }) => range(from, to).map(headerToJson),
     }),
     getBlockTransactionCountByNumber: method({
       params: Params({ number: BlockNumber }),
       summary: "Number of transactions in the block, or null.",
       result: "Number | null",
+      resultSchema: Nullable(Count),
       handler: ({ number }) => byNumber(number)?.tx_hashes.length ?? null,
     }),
     getBlockTransactionCountByHash: method({
       params: Params({ hash: Hash }),
       summary: "Number of transactions in the block, or null.",
       result: "Number | null",
+      resultSchema: Nullable(Count),
       handler: ({ hash }) => byHash(hash)?.tx_hashes.length ?? null,
     }),
     getProposerByHash: method({
       params: Params({ hash: Hash }),
       summary: "Address of the block's proposer, or null.",
       result: "String | null",
+      resultSchema: Nullable(ChecksumAddress),
       handler: ({ hash }) => byHash(hash)?.header.proposer ?? null,
     }),
     getProposerByNumber: method({
       params: Params({ number: BlockNumber }),
       summary: "Address of the block's proposer, or null.",
       result: "String | null",
+      resultSchema: Nullable(ChecksumAddress),
       handler: ({ number }) => byNumber(number)?.header.proposer ?? null,
     }),
     getValidatorsByHash: method({
       params: Params({ hash: Hash }),
       summary: "Addresses whose votes finalized the block (sorted), or null.",
       result: "String[] | null",
+      resultSchema: Nullable(Type.Array(ChecksumAddress)),
       handler: ({ hash }) => byHash(hash)?.validators ?? null,
     }),
     getValidatorsByNumber: method({
       params: Params({ number: BlockNumber }),
       summary: "Addresses whose votes finalized the block (sorted), or null.",
       result: "String[] | null",
+      resultSchema: Nullable(Type.Array(ChecksumAddress)),
       handler: ({ number }) => byNumber(number)?.validators ?? null,
     }),
     getPendingTransactions: method({
@@ -127,18 +155,21 @@ export function chainMethods({ chain, pool, limits }: RpcContext): Record<string
       summary:
         "Transactions admitted but not yet in a block, in arrival order (status PENDING, no operation).",
       result: "PendingTransaction[]",
+      resultSchema: Type.Array(PendingTransaction),
       handler: () => pool.pending().map(pendingEntryToJson),
     }),
     getTransactionByBlockNumberAndIndex: method({
       params: Params({ block_number: BlockNumber, index: Index }),
       summary: "The transaction at this position, with block_hash, block_number, index and result; or null.",
       result: "Transaction | null",
+      resultSchema: Nullable(ConfirmedTransaction),
       handler: ({ block_number, index }) => txAt(byNumber(block_number), index),
     }),
     getTransactionByBlockHashAndIndex: method({
       params: Params({ block_hash: Hash, index: Index }),
       summary: "The transaction at this position, with block_hash, block_number, index and result; or null.",
       result: "Transaction | null",
+      resultSchema: Nullable(ConfirmedTransaction),
       handler: ({ block_hash, index }) => txAt(byHash(block_hash), index),
     }),
     getTransactionByHash: method({
@@ -146,6 +177,7 @@ export function chainMethods({ chain, pool, limits }: RpcContext): Record<string
       summary:
         "A committed transaction (with its block, index and result) or a pending one (status PENDING); or null.",
       result: "Transaction | null",
+      resultSchema: Type.Union([ConfirmedTransaction, PendingTransactionWithOperation, Type.Null()]),
       handler: ({ hash }) => {
         const key = hash.toLowerCase();
         const confirmed = chain.getConfirmedTx(key);
@@ -159,6 +191,8 @@ export function chainMethods({ chain, pool, limits }: RpcContext): Record<string
       summary:
         "Checks and admits a signed transaction; returns its hash. Rejections are -32003 with data.reason.",
       result: "String",
+      resultSchema: Hash32,
+      errors: TX_REJECTED_ERRORS,
       handler: (params) => pool.submit(params as SignedTxInput),
     }),
     sendSignedTransactionBatch: method({
@@ -166,6 +200,8 @@ export function chainMethods({ chain, pool, limits }: RpcContext): Record<string
       summary:
         "Admits all or none; returns the hashes in input order. A rejection names the first failing index.",
       result: "String[]",
+      resultSchema: Type.Array(Hash32),
+      errors: [BATCH_TOO_LARGE_ERROR, ...TX_REJECTED_ERRORS],
       handler: ({ tx_list }) => {
         if (tx_list.length > limits.maxBatchItems) {
           // The same limit and error as an over-long JSON-RPC batch (DESIGN.md §2, §9).
@@ -181,24 +217,28 @@ export function chainMethods({ chain, pool, limits }: RpcContext): Record<string
       params: AddressParams,
       summary: "Balance of the account (0 for an unknown one).",
       result: "Number",
+      resultSchema: Amount,
       handler: ({ address }) => chain.balanceOf(address),
     }),
     getConsensusStakeAmount: method({
       params: AddressParams,
       summary: "Current consensus stake of the account.",
       result: "Number",
+      resultSchema: Amount,
       handler: ({ address }) => chain.stakeOf(address),
     }),
     getNonce: method({
       params: AddressParams,
       summary: "Committed ordered transactions of the address: the nonce its next one must carry.",
       result: "Number",
+      resultSchema: Count,
       handler: ({ address }) => chain.nonceOf(address),
     }),
     isValidator: method({
       params: AddressParams,
       summary: "Whether the address is in the current validator set.",
       result: "Boolean",
+      resultSchema: Type.Boolean(),
       handler: ({ address }) => chain.isValidator(address),
     }),
   };
