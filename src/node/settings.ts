@@ -123,6 +123,46 @@ export const SETTINGS: readonly Setting[] = [
   }),
   setting({
     section: "rpc",
+    key: "ws_max_connections",
+    schema: Positive,
+    doc: "Open WebSocket connections at /ws; one more is refused with HTTP 503.",
+    get: (o) => o.rpc.wsMaxConnections,
+    set: (o, v) => {
+      o.rpc.wsMaxConnections = v;
+    },
+  }),
+  setting({
+    section: "rpc",
+    key: "ws_max_subscriptions",
+    schema: Positive,
+    doc: "Subscriptions per WebSocket connection; one more gets -32005 too_many_subscriptions.",
+    get: (o) => o.rpc.wsMaxSubscriptions,
+    set: (o, v) => {
+      o.rpc.wsMaxSubscriptions = v;
+    },
+  }),
+  setting({
+    section: "rpc",
+    key: "ws_max_buffered_bytes",
+    schema: Positive,
+    doc: "Bytes queued to a slow WebSocket client before it is disconnected.",
+    get: (o) => o.rpc.wsMaxBufferedBytes,
+    set: (o, v) => {
+      o.rpc.wsMaxBufferedBytes = v;
+    },
+  }),
+  setting({
+    section: "rpc",
+    key: "ws_max_in_flight",
+    schema: Positive,
+    doc: "Messages of one WebSocket connection answered at once; beyond, the node stops reading it.",
+    get: (o) => o.rpc.wsMaxInFlight,
+    set: (o, v) => {
+      o.rpc.wsMaxInFlight = v;
+    },
+  }),
+  setting({
+    section: "rpc",
     key: "max_block_range",
     schema: Positive,
     doc: "Blocks per chain_getBlocks / chain_getBlockHeaders call (inclusive from..to).",
