@@ -24,6 +24,8 @@ interface Common {
   pollUrl: string;
   pollMs: number;
   txsFile: string;
+  /** Where in the file to start: a repeated run must not resend what an earlier one sent. */
+  firstTx: number;
   durationS: number;
 }
 
@@ -226,7 +228,7 @@ function cpuPctSince(before: NodeJS.CpuUsage, wallMs: number): number {
 }
 
 async function throughput(spec: Extract<NetLoadSpec, { mode: "throughput" }>): Promise<ThroughputResult> {
-  const txs = JSON.parse(readFileSync(spec.txsFile, "utf8")) as SignedTransfer[];
+  const txs = (JSON.parse(readFileSync(spec.txsFile, "utf8")) as SignedTransfer[]).slice(spec.firstTx);
   const blocks: BlockSeen[] = [];
   let committedSinceStart = 0;
   const poller = startPoller(spec.pollUrl, spec.pollMs, false, (number, _hashes, count, seenAtMs) => {
@@ -340,7 +342,7 @@ async function throughput(spec: Extract<NetLoadSpec, { mode: "throughput" }>): P
 }
 
 async function latency(spec: Extract<NetLoadSpec, { mode: "latency" }>): Promise<LatencyResult> {
-  const txs = JSON.parse(readFileSync(spec.txsFile, "utf8")) as SignedTransfer[];
+  const txs = (JSON.parse(readFileSync(spec.txsFile, "utf8")) as SignedTransfer[]).slice(spec.firstTx);
   const seen = new Map<string, number>();
   let blockCount = 0;
   const poller = startPoller(spec.pollUrl, spec.pollMs, true, (_number, hashes, _count, seenAtMs) => {
