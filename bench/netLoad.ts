@@ -299,14 +299,16 @@ async function throughput(spec: Extract<NetLoadSpec, { mode: "throughput" }>): P
   // Commits seen in the phase, measured between two commits: from the last one seen before the
   // phase to the last one seen in it (whole blocks only, no guess about a block in progress).
   const rate = (fromMs: number, toMs: number) => {
-    const before = blocks.filter((b) => b.seenAtMs <= fromMs).at(-1);
+    // From the last commit before the span (or the span's start, when the poller saw none: under
+    // load a block can take longer than the warm-up) to the last commit inside it.
+    const startMs = blocks.filter((b) => b.seenAtMs <= fromMs).at(-1)?.seenAtMs ?? fromMs;
     const inside = blocks.filter((b) => b.seenAtMs > fromMs && b.seenAtMs <= toMs);
     const last = inside.at(-1);
-    if (before === undefined || last === undefined || last.seenAtMs === before.seenAtMs) {
+    if (last === undefined || last.seenAtMs === startMs) {
       return { perS: 0, txs: 0, blocks: inside.length, spanS: 0 };
     }
     const committed = inside.reduce((sum, b) => sum + b.txs, 0);
-    const spanS = (last.seenAtMs - before.seenAtMs) / 1000;
+    const spanS = (last.seenAtMs - startMs) / 1000;
     return { perS: committed / spanS, txs: committed, blocks: inside.length, spanS };
   };
   const whole = rate(phaseStartMs, phaseEndMs);
