@@ -87,6 +87,8 @@ export class TendermintEngine {
   private decided = false;
   /** False while waiting out the block time: messages are kept, rules wait for round 0. */
   private roundStarted = false;
+  /** Starts of a height so far; a delayed first round belongs to the latest one only. */
+  private heightStarts = 0;
   private readonly nextHeight: ConsensusMessage[] = [];
   /** When the first message of the next height arrived while we were still at this one. */
   private nextHeightSince: number | undefined;
@@ -197,7 +199,15 @@ export class TendermintEngine {
   // ---- heights and rounds ----
 
   private async startHeight(): Promise<void> {
-    this.height = this.host.headNumber() + 1;
+    const next = this.host.headNumber() + 1;
+    if (next === this.height && this.votes !== undefined && !this.decided) {
+      // Already deciding this height: starting it over would drop its votes, proposals and lock,
+      // and a second round-0 start would try to sign behind what was signed since (the guard in
+      // signer.ts refused such votes in the network bench: "prevote at 33/0, already 33/1").
+      this.host.log("debug", "height already started", { height: next, round: this.round });
+      return;
+    }
+    this.height = next;
     this.votes = new HeightVotes(this.height, this.host.validatorsAt(this.height));
     this.proposals = new Map();
     this.locked = { round: -1, proposal: undefined };
@@ -211,8 +221,11 @@ export class TendermintEngine {
     const round = last !== undefined && last.height === this.height ? last.round : 0;
     const wait = this.host.headTimestamp() + this.timeouts.commitMs - this.host.now();
     const height = this.height;
+    const generation = ++this.heightStarts;
     this.after(Math.max(0, wait), async () => {
-      if (this.height !== height || this.decided) return;
+      // Only the latest start of this height may begin its first round, and only once.
+      if (generation !== this.heightStarts || this.height !== height || this.decided || this.roundStarted)
+        return;
       await this.startRound(round);
       const buffered = this.nextHeight.splice(0);
       for (const message of buffered) this.receive(message);
