@@ -15,7 +15,7 @@ export interface Settings {
   admissionNodeBlockTimeMs: number;
   /** Repeats allowed in the whole bench for runs that other processes disturbed. */
   disturbedRepeats: number;
-  only: "all" | "reads" | "admission" | "network";
+  only: "all" | "reads" | "admission" | "network" | "execution";
   /** Network scenarios (bench/network.ts): genesis block time of the testnet, ms. */
   netBlockTimeMs: number;
   /** Cores the network baseline counts (issue 5: recover rate × 2 cores / 4 nodes). */
@@ -44,6 +44,14 @@ export interface Settings {
   netLogDir: string | undefined;
   /** The nodes' log level when their logs are kept (info unless set). */
   netLogLevel: string | undefined;
+  /** Block execution (bench/execution.ts): measured blocks per run, after the warm-up ones. */
+  execBlocks: number;
+  execWarmupBlocks: number;
+  execTxsPerBlock: number;
+  /** Funded accounts of the large run (issue 5: 1,000,000). */
+  execLargeAccounts: number;
+  /** When set, each run writes a CPU profile of its measured blocks there. */
+  execCpuProfDir: string | undefined;
 }
 
 export interface BenchContext {

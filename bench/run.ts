@@ -8,11 +8,15 @@
  *  2. admission (bench/admission.ts): a second dev node takes pre-signed unordered `/users/<sender>`
  *     writes from fresh keys over 32 connections; the baseline is secp256k1 recovery on one core,
  *     alternating with the admission runs.
+ *  3. network (bench/network.ts).
+ *  4. execution (bench/execution.ts): Chain.execute + Chain.commit of blocks of transfers on LMDB,
+ *     in-process, with 10,000 and 1,000,000 funded accounts.
  *
  * Prints a Markdown table on stdout (progress on stderr) and writes bench/results/latest.json.
  * Every child process is stopped and every temporary home removed, also on failure and Ctrl-C.
  * Environment knobs: BENCH_DURATION_S (5), BENCH_WARMUP_S (1), BENCH_RUNS (3), BENCH_ADMISSION_TXS
- * (pre-signed transactions per admission run, 40000), BENCH_ONLY (reads | admission).
+ * (pre-signed transactions per admission run, 40000), BENCH_ONLY (reads | admission | network | execution),
+ * BENCH_EXEC_BLOCKS (8), BENCH_EXEC_ACCOUNTS (1000000), BENCH_EXEC_CPU_PROF_DIR.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -23,6 +27,7 @@ import { admissionScenarios } from "./admission.ts";
 import type { BenchContext, Settings } from "./context.ts";
 import { DisturbancePolicy, OTHER_CPU_LIMIT_PCT } from "./measure.ts";
 import { killAllSync, ROOT, stopAll } from "./procs.ts";
+import { executionScenarios } from "./execution.ts";
 import { networkScenarios } from "./network.ts";
 import { readScenarios } from "./reads.ts";
 import { cpuTable, markdownTable, type ScenarioResult, writeJson } from "./report.ts";
@@ -34,8 +39,14 @@ const envInt = (name: string, fallback: number) => {
 };
 const onlyFlag = process.argv.indexOf("--only");
 const only = (onlyFlag >= 0 ? process.argv[onlyFlag + 1] : undefined) ?? process.env.BENCH_ONLY ?? "all";
-if (only !== "all" && only !== "reads" && only !== "admission" && only !== "network") {
-  throw new Error("--only (or BENCH_ONLY) is reads, admission or network (unset: all three)");
+if (
+  only !== "all" &&
+  only !== "reads" &&
+  only !== "admission" &&
+  only !== "network" &&
+  only !== "execution"
+) {
+  throw new Error("--only (or BENCH_ONLY) is reads, admission, network or execution (unset: all)");
 }
 const settings: Settings = {
   connections: 32,
@@ -64,6 +75,11 @@ const settings: Settings = {
   netCpuProfDir: process.env.BENCH_NET_CPU_PROF_DIR,
   netLogDir: process.env.BENCH_NET_LOG_DIR,
   netLogLevel: process.env.BENCH_NET_LOG_LEVEL,
+  execBlocks: envInt("BENCH_EXEC_BLOCKS", 8),
+  execWarmupBlocks: 2,
+  execTxsPerBlock: 5_000,
+  execLargeAccounts: envInt("BENCH_EXEC_ACCOUNTS", 1_000_000),
+  execCpuProfDir: process.env.BENCH_EXEC_CPU_PROF_DIR,
 };
 const RESULTS = join(ROOT, "bench/results/latest.json");
 const log = (message: string) => console.error(`[bench] ${message}`);
@@ -110,12 +126,15 @@ const ctx: BenchContext = {
 const results: ScenarioResult[] = [];
 try {
   log(`settings ${JSON.stringify(settings)}`);
-  const runs = (part: "reads" | "admission" | "network") => settings.only === "all" || settings.only === part;
+  const runs = (part: "reads" | "admission" | "network" | "execution") =>
+    settings.only === "all" || settings.only === part;
   if (runs("reads")) results.push(...(await readScenarios(ctx)));
   await stopAll(); // the reads node and the baseline server
   if (runs("admission")) results.push(...(await admissionScenarios(ctx)));
   await stopAll(); // the admission node
   if (runs("network")) results.push(...(await networkScenarios(ctx)));
+  await stopAll(); // the testnet
+  if (runs("execution")) results.push(...(await executionScenarios(ctx)));
 } catch (error) {
   // After Ctrl-C the children die under the running step: that failure is expected, not news.
   if (!interrupted) throw error;
@@ -143,10 +162,13 @@ console.log(
     `${settings.durationS} s per run, ${settings.runs} runs each, node and baseline alternating\n`,
 );
 console.log(table);
-console.log(
-  `\nCPU in the measured phases (median, % of one core; ${machine.cpus} cores = ${machine.cpus * 100} %):\n`,
-);
-console.log(cpu);
+// Scenarios measured in one process (execution) have no server/load CPU split to show.
+if (cpu.split("\n").length > 2) {
+  console.log(
+    `\nCPU in the measured phases (median, % of one core; ${machine.cpus} cores = ${machine.cpus * 100} %):\n`,
+  );
+  console.log(cpu);
+}
 if (discarded.length > 0) {
   console.log(
     `\n${discarded.length} run(s) repeated because other processes used more than ${OTHER_CPU_LIMIT_PCT} % of a core: ` +

@@ -10,7 +10,7 @@ import { executeTx } from "./execute.ts";
 import { Listeners } from "./listeners.ts";
 import { type Genesis, genesisHeader, genesisLeaves, genesisValidators } from "./genesis.ts";
 import { type StateChanges, StateOverlay, type StateReader } from "./state.ts";
-import { StateTrie, type TrieNodeReader } from "./stateTrie.ts";
+import { buildStateTrie, StateTrie, type TrieNodeReader, type TrieWrite } from "./stateTrie.ts";
 import type { BlockHeader, Commit, ConfirmedTx, StoredBlock, Tx, TxResult, Validator } from "./types.ts";
 import {
   sameValidators,
@@ -25,7 +25,8 @@ export interface BlockWrite {
   block: StoredBlock;
   txs: ConfirmedTx[];
   stateChanges: StateChanges;
-  trieNodes: ReadonlyMap<string, Uint8Array>;
+  /** The state trie's new nodes and root (docs/decisions/008-state-commitment.md). */
+  trie: TrieWrite;
   /** Accounts whose stake changed, with the new stake (0: no longer staking). */
   stakeChanges: ReadonlyMap<string, number>;
   /** Present when the block changes the validator set of a later height. */
@@ -89,8 +90,9 @@ export class Chain {
 
   /** Opens the chain: writes block 0 on a new store, or checks the stored one matches genesis. */
   async open(): Promise<void> {
-    const built = await this.buildGenesis();
     const headNumber = this.store.headNumber();
+    // On a store that has block 0 the genesis is only compared: its trie nodes are not kept.
+    const built = await this.buildGenesis(headNumber === undefined);
     if (headNumber === undefined) {
       await this.store.commitBlock(built.write);
       this.headBlock = built.write.block;
@@ -152,7 +154,7 @@ export class Chain {
       const overlay = new StateOverlay(this.store);
       const results = txs.map((tx) => executeTx(overlay, tx));
       const changes = overlay.changes();
-      const stateRoot = await this.trie.apply(changes);
+      const stateRoot = this.trie.apply(changes);
       const stakeChanges = stakeChangesOf(changes);
       const validatorSet = this.nextValidatorSet(parent.header.number + 1, stakeChanges);
       const header: BlockHeader = {
@@ -250,7 +252,7 @@ export class Chain {
         block,
         txs,
         stateChanges: executed.changes,
-        trieNodes: this.trie.pendingNodes(),
+        trie: this.trie.pendingWrite(),
         stakeChanges: executed.stakeChanges,
         ...(executed.validatorSet === undefined ? {} : { validatorSet: executed.validatorSet }),
         ...this.adoptedParent(executed),
@@ -306,12 +308,12 @@ export class Chain {
     return { fromHeight, validators };
   }
 
-  private async buildGenesis(): Promise<{ write: BlockWrite }> {
-    const overlay = new StateOverlay({ getLeaf: () => undefined, leafPathsBelow: () => [] });
-    for (const [path, value] of genesisLeaves(this.genesis)) overlay.setLeaf(path, value);
-    const trie = new StateTrie({ getTrieNode: () => undefined });
-    const root = await trie.apply(overlay.changes());
-    const header = genesisHeader(this.genesis, root);
+  private async buildGenesis(keepNodes: boolean): Promise<{ write: BlockWrite }> {
+    const leaves = genesisLeaves(this.genesis);
+    // Built from genesis alone (not from what the store holds), so that it can be compared with
+    // a stored block 0; numbered from the store's next id, for when it is written.
+    const trie = buildStateTrie(leaves, this.store.nextTrieNodeId(), keepNodes);
+    const header = genesisHeader(this.genesis, trie.rootHex);
     const block: StoredBlock = {
       header,
       hash: hashHeader(header),
@@ -324,8 +326,8 @@ export class Chain {
       write: {
         block,
         txs: [],
-        stateChanges: overlay.changes(),
-        trieNodes: trie.pendingNodes(),
+        stateChanges: leaves,
+        trie: trie.write,
         stakeChanges: new Map(validators.map((v) => [v.address, v.stake])),
         validatorSet: { fromHeight: 1, validators },
       },

@@ -36,7 +36,7 @@ export {
   type StateReader,
   stakeOf,
 } from "./state.ts";
-export { StateTrie, type TrieNodeReader } from "./stateTrie.ts";
+export { EMPTY_ROOT, StateTrie, type TrieNodeReader, type TrieWrite } from "./stateTrie.ts";
 export {
   isQuorum,
   sameValidators,

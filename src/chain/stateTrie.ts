@@ -1,105 +1,101 @@
-import { MerklePatriciaTrie } from "@ethereumjs/mpt";
-import { type BatchDBOp, type DB, ValueEncoding } from "@ethereumjs/util";
-import { bytesToHex, canonicalJson, hexToBytes, utf8Bytes } from "../crypto/index.ts";
+import { bytesToHex, canonicalJson, hexToBytes, keccak256, utf8Bytes } from "../crypto/index.ts";
+import { MerkleTrie, type NodeWrites } from "./merkleTrie.ts";
 import type { StateChanges } from "./state.ts";
-
-/** Where committed trie nodes are read from (storage implements it). Keys are hex node hashes. */
-export interface TrieNodeReader {
-  getTrieNode(key: string): Uint8Array | undefined;
-}
-
-type NodeKey = string | Uint8Array | number;
-const keyString = (key: NodeKey): string =>
-  key instanceof Uint8Array ? bytesToHex(key).slice(2) : String(key);
+import { buildTrie, PackedEntries } from "./trieBuild.ts";
+import type { JsonValue } from "./types.ts";
 
 /**
- * The trie's database: reads fall through to committed nodes; writes collect in memory until the
- * block commits them in its one LMDB write transaction. Nodes are never deleted (no pruning yet):
- * old roots stay readable, at the cost of disk.
+ * Where committed trie nodes are read from (storage implements it). Nodes are numbered in the
+ * order they were stored (docs/decisions/008-state-commitment.md).
  */
-class PendingNodeDb implements DB<string, string | Uint8Array> {
-  readonly pending = new Map<string, Uint8Array>();
-  private readonly committed: TrieNodeReader;
+export interface TrieNodeReader {
+  /** The record of node `id`: its RLP encoding, then the 6-byte ids of its hashed children. */
+  getTrieNode(id: number): Uint8Array | undefined;
+  /** The node id of a committed state root (hex with 0x), if it was stored. */
+  getTrieRoot(rootHex: string): number | undefined;
+  /** One past the largest stored node id (0 for an empty store). */
+  nextTrieNodeId(): number;
+}
 
-  constructor(committed: TrieNodeReader) {
-    this.committed = committed;
-  }
-
-  async get(key: NodeKey): Promise<Uint8Array | undefined> {
-    const k = keyString(key);
-    return this.pending.get(k) ?? this.committed.getTrieNode(k);
-  }
-
-  async put(key: NodeKey, value: string | Uint8Array): Promise<void> {
-    this.pending.set(keyString(key), typeof value === "string" ? hexToBytes(value) : value);
-  }
-
-  async del(key: NodeKey): Promise<void> {
-    this.pending.delete(keyString(key));
-  }
-
-  async batch(ops: BatchDBOp<string, string | Uint8Array>[]): Promise<void> {
-    for (const op of ops) {
-      if (op.type === "put") await this.put(op.key, op.value);
-      else await this.del(op.key);
-    }
-  }
-
-  shallowCopy(): DB<string, string | Uint8Array> {
-    return this;
-  }
-
-  async open(): Promise<void> {}
+/** What a block stores for the state trie: the new nodes by id, and its root's id. */
+export interface TrieWrite {
+  nodes: ReadonlyMap<number, Uint8Array>;
+  /** Absent for the empty trie, which stores nothing. */
+  root?: { hash: string; id: number };
 }
 
 /**
  * Merkle commitment to the state: a secure Merkle-Patricia trie (keccak-hashed keys) mapping each
- * leaf path to the canonical JSON of its value. Updates cost O(log n) node writes.
+ * leaf path to the canonical JSON of its value: the trie and root of @ethereumjs/mpt with
+ * `useKeyHashing`. A block's changes are applied in memory and hashed once; only the nodes
+ * reachable from its root are handed to the store.
  */
 export class StateTrie {
-  private readonly db: PendingNodeDb;
-  private readonly trie: MerklePatriciaTrie;
-  private committedRoot: Uint8Array;
+  private readonly trie: MerkleTrie;
 
+  /** Opens the trie at a committed root (hex with 0x; none or the empty root: empty). */
   constructor(nodes: TrieNodeReader, rootHex?: string) {
-    this.db = new PendingNodeDb(nodes);
-    this.trie = new MerklePatriciaTrie({
-      db: this.db,
-      useKeyHashing: true,
-      valueEncoding: ValueEncoding.Bytes,
-      ...(rootHex === undefined ? {} : { root: hexToBytes(rootHex) }),
-    });
-    this.committedRoot = this.trie.root();
+    const empty = rootHex === undefined || rootHex === EMPTY_ROOT;
+    const rootId = empty ? undefined : nodes.getTrieRoot(rootHex);
+    if (!empty && rootId === undefined) throw new Error(`state root ${rootHex} is not in the store`);
+    this.trie = new MerkleTrie(
+      { nodeById: (id) => nodes.getTrieNode(id) },
+      { hash: keccak256 },
+      rootId === undefined || rootHex === undefined ? undefined : { hash: hexToBytes(rootHex), id: rootId },
+      nodes.nextTrieNodeId(),
+    );
   }
 
   rootHex(): string {
     return bytesToHex(this.trie.root());
   }
 
-  /** Applies leaf changes on top of the committed root and returns the new root. */
-  async apply(changes: StateChanges): Promise<string> {
+  /** Applies leaf changes on top of the trie's current root and returns the new root. */
+  apply(changes: StateChanges): string {
     for (const [path, value] of changes) {
-      const key = utf8Bytes(path);
-      if (value === null) await this.trie.del(key);
-      else await this.trie.put(key, utf8Bytes(canonicalJson(value)));
+      const key = keccak256(utf8Bytes(path));
+      if (value === null) this.trie.del(key);
+      else this.trie.put(key, utf8Bytes(canonicalJson(value)));
     }
     return this.rootHex();
   }
 
-  /** Nodes written since the last commit, to persist with the block. */
-  pendingNodes(): ReadonlyMap<string, Uint8Array> {
-    return this.db.pending;
+  /** What the block must store with itself: the trie's new nodes and its root. */
+  pendingWrite(): TrieWrite {
+    return trieWrite(this.trie.newNodes());
   }
 
-  /** Called after the block (and its nodes) are durably stored. */
+  /** Called after the block (and its trie write) is durably stored. */
   markCommitted(): void {
-    this.committedRoot = this.trie.root();
-    this.db.pending.clear();
+    this.trie.markCommitted();
   }
 
   /** Drops uncommitted changes (a block that was built but not committed). */
   discard(): void {
-    this.trie.root(this.committedRoot);
-    this.db.pending.clear();
+    this.trie.discard();
   }
 }
+
+/**
+ * The trie of a whole state built in one pass (genesis): the same root and nodes as applying the
+ * leaves to an empty StateTrie, without holding the whole trie in memory. Ids start at `nextId`;
+ * without `keepNodes` only the root is wanted and the write holds no nodes.
+ */
+export function buildStateTrie(
+  leaves: ReadonlyMap<string, JsonValue>,
+  nextId: number,
+  keepNodes = true,
+): { rootHex: string; write: TrieWrite } {
+  const entries = new PackedEntries();
+  for (const [path, value] of leaves) entries.add(keccak256(utf8Bytes(path)), canonicalJson(value));
+  const built = buildTrie(entries, keccak256, nextId, keepNodes);
+  return { rootHex: bytesToHex(built.rootHash), write: trieWrite(built) };
+}
+
+const trieWrite = ({ records, root }: NodeWrites): TrieWrite =>
+  root === undefined
+    ? { nodes: records }
+    : { nodes: records, root: { hash: bytesToHex(root.hash), id: root.id } };
+
+/** keccak256(rlp("")): the root of the empty trie. */
+export const EMPTY_ROOT = "0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421";

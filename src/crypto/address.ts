@@ -10,13 +10,16 @@ export function isAddress(value: string): boolean {
 /** EIP-55 mixed-case checksum form. The input must satisfy `isAddress`. */
 export function toChecksumAddress(address: string): string {
   const lower = address.slice(2).toLowerCase();
-  const hash = bytesToHex(keccak256(utf8Bytes(lower))).slice(2);
-  let out = "0x";
+  const hash = keccak256(utf8Bytes(lower));
+  // Joined once rather than appended char by char: `+=` builds a rope of 40 string pieces
+  // (about 1 KiB per address, kept for as long as the address is).
+  const out = ["0x"];
   for (let i = 0; i < lower.length; i++) {
     const ch = lower[i] as string;
-    out += Number.parseInt(hash[i] as string, 16) >= 8 ? ch.toUpperCase() : ch;
+    const nibble = i & 1 ? (hash[i >> 1] as number) & 15 : (hash[i >> 1] as number) >> 4;
+    out.push(nibble >= 8 ? ch.toUpperCase() : ch);
   }
-  return out;
+  return out.join("");
 }
 
 /** Address of an uncompressed (65-byte) public key: last 20 bytes of keccak256(x ‖ y). */

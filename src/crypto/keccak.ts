@@ -1,10 +1,30 @@
 import { keccak_256 } from "@noble/hashes/sha3.js";
+import { createKeccak, type IHasher } from "hash-wasm";
 import { bytesToHex } from "./hex.ts";
 
 const utf8 = new TextEncoder();
 
+// Keccak runs in hash-wasm's WebAssembly build: 2–6× @noble/hashes for the 32–532-byte inputs of
+// trie nodes, keys and transactions, and faster than the native `keccak` package through its
+// N-API state, with no install script (measured 2026-11-23, docs/decisions/008-state-commitment.md).
+// WebAssembly compiles asynchronously, so until `keccakReady` resolves (a few milliseconds after
+// start) the audited @noble/hashes computes the same function; results never depend on which one ran.
+let wasm: IHasher | undefined;
+
+/** Resolves once keccak256 runs in WebAssembly (it never rejects: on failure noble stays in use). */
+export const keccakReady: Promise<void> = createKeccak(256).then(
+  (hasher) => {
+    wasm = hasher;
+  },
+  () => undefined,
+);
+
+/** Which implementation computes keccak256 now. */
+export const keccakBackend = (): "wasm" | "noble" => (wasm === undefined ? "noble" : "wasm");
+
 export function keccak256(data: Uint8Array): Uint8Array {
-  return keccak_256(data);
+  // init/update/digest run synchronously on the one shared hasher: no call can interleave.
+  return wasm === undefined ? keccak_256(data) : wasm.init().update(data).digest("binary");
 }
 
 export function utf8Bytes(text: string): Uint8Array {
@@ -13,5 +33,5 @@ export function utf8Bytes(text: string): Uint8Array {
 
 /** `0x` + keccak256(utf8(text)). */
 export function keccakHex(text: string): string {
-  return bytesToHex(keccak_256(utf8.encode(text)));
+  return bytesToHex(keccak256(utf8.encode(text)));
 }

@@ -27,7 +27,8 @@ export class LmdbStore implements ChainStore {
   private readonly blockNumbers: Database<number, string>;
   private readonly txs: Database<ConfirmedTx, string>;
   private readonly state: Database<JsonValue, string>;
-  private readonly trie: Database<Uint8Array, string>;
+  private readonly trie: Database<Uint8Array, number>;
+  private readonly trieRoots: Database<number, string>;
   private readonly pool: Database<PoolRecord, string>;
   private readonly stakes: Database<number, string>;
   private readonly validatorSets: Database<Validator[], number>;
@@ -40,6 +41,7 @@ export class LmdbStore implements ChainStore {
     this.txs = this.root.openDB({ name: DATABASES.txs });
     this.state = this.root.openDB({ name: DATABASES.state });
     this.trie = this.root.openDB({ name: DATABASES.trie, encoding: "binary" });
+    this.trieRoots = this.root.openDB({ name: DATABASES.trieRoots });
     this.pool = this.root.openDB({ name: DATABASES.pool });
     this.stakes = this.root.openDB({ name: DATABASES.stakers });
     this.validatorSets = this.root.openDB({ name: DATABASES.validatorSets, keyEncoding: "uint32" });
@@ -86,8 +88,17 @@ export class LmdbStore implements ChainStore {
     return undefined;
   }
 
-  getTrieNode(key: string): Uint8Array | undefined {
-    return this.trie.get(key);
+  getTrieNode(id: number): Uint8Array | undefined {
+    return this.trie.get(id);
+  }
+
+  getTrieRoot(rootHex: string): number | undefined {
+    return this.trieRoots.get(rootHex);
+  }
+
+  nextTrieNodeId(): number {
+    for (const id of this.trie.getKeys({ reverse: true, limit: 1 })) return id + 1;
+    return 0;
   }
 
   /**
@@ -110,7 +121,9 @@ export class LmdbStore implements ChainStore {
         if (value === null) this.state.remove(path);
         else this.state.put(path, value);
       }
-      for (const [key, node] of write.trieNodes) this.trie.put(key, node);
+      // Ids only grow, so these land at the end of the table: appended pages, not rewritten ones.
+      for (const [id, record] of write.trie.nodes) this.trie.put(id, record);
+      if (write.trie.root !== undefined) this.trieRoots.put(write.trie.root.hash, write.trie.root.id);
       for (const [address, stake] of write.stakeChanges) {
         if (stake === 0) this.stakes.remove(address);
         else this.stakes.put(address, stake);

@@ -13,8 +13,13 @@ export const DATABASES = {
   txs: "txs",
   /** state leaf path → JSON value. Ordered keys make "all leaves below /a/b" one range scan. */
   state: "state",
-  /** trie node hash (hex, no 0x) → node bytes (binary). */
+  /**
+   * trie node id → its record (binary): RLP encoding, then its hashed children's 6-byte ids. Ids
+   * grow with every block, so a block's nodes are appended, not scattered by hash.
+   */
   trie: "trie",
+  /** state root (hex with 0x) → the node id of that root. */
+  trieRoots: "trie_roots",
   /** transaction hash → PoolRecord: the journal of admitted, not yet committed transactions. */
   pool: "pool",
   /** address → stake, for every account with a non-zero stake (derived from state). */
@@ -23,5 +28,5 @@ export const DATABASES = {
   validatorSets: "validator_sets",
 } as const;
 
-/** 2: stakers and validator_sets. */
-export const SCHEMA_VERSION = 2;
+/** 2: stakers and validator_sets. 3: trie nodes by id (docs/decisions/008-state-commitment.md). */
+export const SCHEMA_VERSION = 3;

@@ -13,7 +13,8 @@ export class MemoryStore implements ChainStore {
   readonly numbers = new Map<string, number>();
   readonly txs = new Map<string, ConfirmedTx>();
   readonly state = new Map<string, JsonValue>();
-  readonly trie = new Map<string, Uint8Array>();
+  readonly trie = new Map<number, Uint8Array>();
+  readonly trieRoots = new Map<string, number>();
   readonly stakes = new Map<string, number>();
   readonly validatorSets = new Map<number, Validator[]>();
   head: number | undefined;
@@ -56,8 +57,18 @@ export class MemoryStore implements ChainStore {
     return found === undefined ? undefined : this.validatorSets.get(found);
   }
 
-  getTrieNode(key: string): Uint8Array | undefined {
-    return this.trie.get(key);
+  getTrieNode(id: number): Uint8Array | undefined {
+    return this.trie.get(id);
+  }
+
+  getTrieRoot(rootHex: string): number | undefined {
+    return this.trieRoots.get(rootHex);
+  }
+
+  nextTrieNodeId(): number {
+    let next = 0;
+    for (const id of this.trie.keys()) next = Math.max(next, id + 1);
+    return next;
   }
 
   async commitBlock(write: BlockWrite): Promise<void> {
@@ -76,7 +87,8 @@ export class MemoryStore implements ChainStore {
       if (value === null) this.state.delete(path);
       else this.state.set(path, structuredClone(value));
     }
-    for (const [key, node] of write.trieNodes) this.trie.set(key, node.slice());
+    for (const [id, record] of write.trie.nodes) this.trie.set(id, record.slice());
+    if (write.trie.root !== undefined) this.trieRoots.set(write.trie.root.hash, write.trie.root.id);
     for (const [address, stake] of write.stakeChanges) {
       if (stake === 0) this.stakes.delete(address);
       else this.stakes.set(address, stake);

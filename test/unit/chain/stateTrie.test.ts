@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { MerklePatriciaTrie } from "@ethereumjs/mpt";
+import { MapDB, ValueEncoding } from "@ethereumjs/util";
 import fc from "fast-check";
 import {
   type JsonValue,
@@ -7,13 +9,23 @@ import {
   StateTrie,
   type TrieNodeReader,
 } from "../../../src/chain/index.ts";
+import { bytesToHex, canonicalJson, utf8Bytes } from "../../../src/crypto/index.ts";
 
-/** Committed trie nodes in memory. */
+/** Committed trie nodes and roots in memory, as a store keeps them. */
 class MapNodes implements TrieNodeReader {
-  readonly nodes = new Map<string, Uint8Array>();
+  readonly nodes = new Map<number, Uint8Array>();
+  readonly roots = new Map<string, number>();
 
-  getTrieNode(key: string): Uint8Array | undefined {
-    return this.nodes.get(key);
+  getTrieNode(id: number): Uint8Array | undefined {
+    return this.nodes.get(id);
+  }
+
+  getTrieRoot(rootHex: string): number | undefined {
+    return this.roots.get(rootHex);
+  }
+
+  nextTrieNodeId(): number {
+    return this.nodes.size;
   }
 }
 
@@ -31,7 +43,9 @@ async function rootOf(entries: [string, JsonValue | null][]): Promise<string> {
 
 /** Persists what the trie wrote, as a block commit does, then marks it committed. */
 function commit(trie: StateTrie, store: MapNodes): void {
-  for (const [key, node] of trie.pendingNodes()) store.nodes.set(key, node);
+  const { nodes, root } = trie.pendingWrite();
+  for (const [id, node] of nodes) store.nodes.set(id, node);
+  if (root !== undefined) store.roots.set(root.hash, root.id);
   trie.markCommitted();
 }
 
@@ -97,7 +111,7 @@ describe("StateTrie", () => {
     const trie = new StateTrie(store);
     const committed = await trie.apply(changes([["/a", 1]]));
     commit(trie, store);
-    assert.equal(trie.pendingNodes().size, 0, "no pending nodes after commit");
+    assert.equal(trie.pendingWrite().nodes.size, 0, "no pending nodes after commit");
     const changed = await trie.apply(
       changes([
         ["/a", 2],
@@ -105,10 +119,10 @@ describe("StateTrie", () => {
       ]),
     );
     assert.notEqual(changed, committed);
-    assert.ok(trie.pendingNodes().size > 0, "the uncommitted apply wrote nodes");
+    assert.ok(trie.pendingWrite().nodes.size > 0, "the uncommitted apply wrote nodes");
     trie.discard();
     assert.equal(trie.rootHex(), committed, "root back to the committed one");
-    assert.equal(trie.pendingNodes().size, 0, "pending nodes dropped");
+    assert.equal(trie.pendingWrite().nodes.size, 0, "pending nodes dropped");
     assert.equal(
       await trie.apply(changes([["/b", 3]])),
       await rootOf([
@@ -185,4 +199,76 @@ describe("StateTrie", () => {
       { numRuns: 40 },
     );
   });
+
+  it("gives the same root whether changes come in one batch, one by one, or over several blocks (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(changeSetArb, fc.array(fc.nat(), { maxLength: 4 }), async (list, cuts) => {
+        const batch = new StateTrie(new MapNodes()).apply(changes(list));
+        const single = new StateTrie(new MapNodes());
+        for (const entry of list) single.apply(changes([entry]));
+        assert.equal(single.rootHex(), batch, "one apply per change");
+        // Split into blocks at `cuts`; each block is committed, and the trie reopened from the
+        // store after every other one (a restart).
+        const store = new MapNodes();
+        let trie = new StateTrie(store);
+        const bounds = [...new Set(cuts.map((c) => c % (list.length + 1)))].sort((a, b) => a - b);
+        let from = 0;
+        for (const [n, to] of [...bounds, list.length].entries()) {
+          const root = trie.apply(changes(list.slice(from, to)));
+          commit(trie, store);
+          if (n % 2 === 1) trie = new StateTrie(store, root);
+          from = to;
+        }
+        assert.equal(trie.rootHex(), batch, "blocks of changes, committed and reopened");
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it("has the roots of @ethereumjs/mpt's secure trie, block after block (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(changeSetArb, { minLength: 1, maxLength: 4 }), async (blocks) => {
+        const reference = new MerklePatriciaTrie({
+          db: new MapDB<string, Uint8Array>(),
+          useKeyHashing: true,
+          valueEncoding: ValueEncoding.Bytes,
+        });
+        const store = new MapNodes();
+        const trie = new StateTrie(store);
+        for (const [height, list] of blocks.entries()) {
+          // One map per block, as Chain.execute hands over: the last write to a path wins.
+          const block = changes(list);
+          for (const [path, value] of block) {
+            if (value === null) await reference.del(utf8Bytes(path));
+            else await reference.put(utf8Bytes(path), utf8Bytes(canonicalJson(value)));
+          }
+          assert.equal(trie.apply(block), bytesToHex(reference.root()), `block ${height}`);
+          commit(trie, store);
+        }
+      }),
+      { numRuns: 80 },
+    );
+  });
 });
+
+/** Random state writes and deletions over a small set of paths (so deletions hit), in order. */
+const changeSetArb: fc.Arbitrary<[string, JsonValue | null][]> = fc.array(
+  fc.tuple(
+    fc.constantFrom(
+      "/account/0xA/balance",
+      "/account/0xA/nonce",
+      "/account/0xB/balance",
+      "/users/0xA/x",
+      "/t/1",
+      "/t/2",
+      "/t/3",
+    ),
+    fc.option(
+      fc.oneof(fc.integer(), fc.string({ maxLength: 60 }), fc.array(fc.integer(), { maxLength: 3 })),
+      {
+        freq: 3,
+      },
+    ),
+  ),
+  { maxLength: 30 },
+);

@@ -1,0 +1,285 @@
+/**
+ * One block-execution run in its own process (so its RSS and GC are its own), driven by
+ * bench/execution.ts. Issue 5's scenario: signatures pre-checked (Tx objects built directly, as the
+ * chain unit tests do), a real LmdbStore in a temporary directory, the state filled with N funded
+ * accounts through genesis (Chain.open: the same leaves, root and single LMDB write as any block 0)
+ * in one process, then, in a second one that opens that store as a restarted node would, blocks of
+ * ordered transfers (random funded senders; half of the recipients new, half
+ * existing accounts), each timed through Chain.execute + Chain.commit: execution, state root and
+ * the durable block write.
+ *
+ * Usage: node --expose-gc --import tsx bench/executionWorker.ts '<ExecutionSpec as JSON>'
+ * Prints progress on stderr and one JSON line (ExecutionRun) on stdout.
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import { performance } from "node:perf_hooks";
+import { balanceOf, Chain, type ChainStore, type Commit, type Genesis, type Tx } from "../src/chain/index.ts";
+import { keccakBackend, keccakReady, toChecksumAddress } from "../src/crypto/index.ts";
+import { LmdbStore } from "../src/storage/index.ts";
+import { MemoryStore } from "../test/helpers/memoryStore.ts";
+import { machineCpu } from "./procs.ts";
+
+export interface ExecutionSpec {
+  /**
+   * fill: write genesis to a new store and stop. run: open that store (as a restarted node does)
+   * and measure. both: the two in one process (the memory store, which does not outlive it).
+   */
+  phase: "fill" | "run" | "both";
+  accounts: number;
+  blocks: number;
+  txsPerBlock: number;
+  /** Balance reads timed after the blocks (random funded accounts). */
+  reads: number;
+  store: "lmdb" | "memory";
+  /** Directory for the LMDB environment (created by LmdbStore). */
+  dir: string;
+  /** When set, a CPU profile of the measured blocks is written to this file. */
+  cpuProfile?: string;
+}
+
+export interface BlockTiming {
+  txs: number;
+  /** Chain.execute: the transactions and the state root. */
+  executeMs: number;
+  /** Chain.commit: the one LMDB write transaction. */
+  commitMs: number;
+  /** CPU this process used for the block (all threads), ms. */
+  cpuMs: number;
+  txPerS: number;
+}
+
+export interface ExecutionRun {
+  spec: ExecutionSpec;
+  /** Writing genesis (the fill phase). */
+  fillS: number;
+  /** Chain.open on the filled store (the run phase; it rebuilds the genesis root to check block 0). */
+  openS: number;
+  /** After the fill (fill, both) or after opening the filled store (run), once collected. */
+  rssAfterOpenMiB: number;
+  heapAfterOpenMiB: number;
+  blocks: BlockTiming[];
+  rssAfterBlocksMiB: number;
+  /** V8 heap in use after the blocks and a full collection. */
+  heapAfterBlocksMiB: number;
+  /**
+   * Of the RSS after the blocks: anonymous memory (V8 heap, malloc: what the process itself holds)
+   * and the rest, chiefly LMDB's memory-mapped pages (file cache the kernel can reclaim). Linux.
+   */
+  anonymousAfterBlocksMiB: number | undefined;
+  maxRssMiB: number;
+  /** Mean time of one balanceOf on committed state, µs. */
+  readUs: number;
+  /** Size of the LMDB directory after the fill and after the blocks (0 for the memory store). */
+  dbBytesAfterFill: number;
+  dbBytesAfterBlocks: number;
+  failedTxs: number;
+  keccak: string;
+  /** CPU other processes used while the blocks ran, % of one core (this machine has 2 cores). */
+  otherCpuPct: number | undefined;
+}
+
+const spec = JSON.parse(process.argv[2] ?? "{}") as ExecutionSpec;
+await keccakReady;
+const log = (message: string) => console.error(`[execution ${spec.accounts}] ${message}`);
+const gc = (globalThis as { gc?: () => void }).gc;
+const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
+
+/** Deterministic 32-bit PRNG (mulberry32): every run draws the same accounts and amounts. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  };
+}
+const random = prng(5);
+const hex8 = () => random().toString(16).padStart(8, "0");
+const randomAddress = () => toChecksumAddress(`0x${hex8()}${hex8()}${hex8()}${hex8()}${hex8()}`);
+const pick = <T>(list: readonly T[]): T => list[random() % list.length] as T;
+
+/** Anonymous (not file-backed) resident bytes of this process, from /proc (Linux only). */
+function anonymousBytes(): number | undefined {
+  try {
+    const line = readFileSync("/proc/self/smaps_rollup", "utf8").match(/^Anonymous:\s+(\d+) kB/m);
+    return line === null ? undefined : Number(line[1]) * 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+const dirBytes = (dir: string): number =>
+  spec.store === "memory" ? 0 : Number(execFileSync("du", ["-sb", dir]).toString().split("\t")[0]);
+
+const VALIDATOR = "0x00000000000000000000000000000000000000Aa";
+const GENESIS_TIME = 1_700_000_000_000;
+
+const funded: string[] = [];
+for (let i = 0; i < spec.accounts; i++) funded.push(randomAddress());
+const genesis: Genesis = {
+  chain_id: 100,
+  network_id: 1,
+  genesis_time: GENESIS_TIME,
+  accounts: funded.map((address) => ({ address, balance: 1_000_000_000_000 })),
+  validators: [{ address: toChecksumAddress(VALIDATOR), stake: 1_000_000 }],
+  consensus: {
+    block_time_ms: 1000,
+    min_validator_stake: 1_000_000,
+    max_validators: 100,
+    max_block_txs: spec.txsPerBlock,
+    max_block_bytes: 64 * 1024 * 1024,
+    max_tx_bytes: 100 * 1024,
+  },
+};
+
+const store: ChainStore & { close?: () => Promise<void> } =
+  spec.store === "lmdb" ? new LmdbStore(spec.dir) : new MemoryStore();
+const chain = new Chain(store, genesis);
+const openStart = performance.now();
+await chain.open(); // fill: writes block 0; run: checks it against genesis
+const openedS = (performance.now() - openStart) / 1000;
+const fillS = spec.phase === "run" ? 0 : openedS;
+const openS = spec.phase === "run" ? openedS : 0;
+genesis.accounts = []; // the chain keeps the genesis; drop the million entries before measuring memory
+gc?.();
+const rssAfterOpen = process.memoryUsage();
+const dbBytesAfterFill = dirBytes(spec.dir);
+log(
+  `${spec.phase === "run" ? "opened" : "filled"} in ${openedS.toFixed(1)} s, RSS ${mib(rssAfterOpen.rss)} MiB`,
+);
+const result = (fields: Partial<ExecutionRun>): ExecutionRun => ({
+  spec,
+  fillS,
+  openS,
+  rssAfterOpenMiB: mib(rssAfterOpen.rss),
+  heapAfterOpenMiB: mib(rssAfterOpen.heapUsed),
+  blocks: [],
+  rssAfterBlocksMiB: 0,
+  heapAfterBlocksMiB: 0,
+  anonymousAfterBlocksMiB: undefined,
+  maxRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
+  readUs: 0,
+  dbBytesAfterFill,
+  dbBytesAfterBlocks: dbBytesAfterFill,
+  failedTxs: 0,
+  keccak: keccakBackend(),
+  otherCpuPct: undefined,
+  ...fields,
+});
+if (spec.phase === "fill") {
+  await store.close?.();
+  console.log(JSON.stringify(result({})));
+  process.exit(0);
+}
+
+// Every block's transactions are made before any timing.
+const nonces = new Map<string, number>();
+let txCounter = 0;
+function makeBlock(height: number): Tx[] {
+  const txs: Tx[] = [];
+  for (let i = 0; i < spec.txsPerBlock; i++) {
+    const from = pick(funded);
+    const to = i % 2 === 0 ? randomAddress() : pick(funded);
+    const nonce = nonces.get(from) ?? 0;
+    nonces.set(from, nonce + 1);
+    txCounter += 1;
+    txs.push({
+      hash: `0x${txCounter.toString(16).padStart(64, "0")}`,
+      address: from,
+      signature: "0x",
+      timestamp: GENESIS_TIME + height * 1000,
+      nonce,
+      operation: {
+        type: "SET_VALUE",
+        ref: `/transfer/${from}/${to}/b${height}t${i}/value`,
+        value: 1 + (random() % 1000),
+      },
+    });
+  }
+  return txs;
+}
+const blockTxs = Array.from({ length: spec.blocks }, (_, i) => makeBlock(i + 1));
+
+// Profiles only the measured blocks (not the fill), through the inspector of this process.
+const profiler = spec.cpuProfile === undefined ? undefined : new Session();
+if (profiler !== undefined) {
+  profiler.connect();
+  await profiler.post("Profiler.enable");
+  await profiler.post("Profiler.start");
+}
+const blocks: BlockTiming[] = [];
+let failedTxs = 0;
+const machineBefore = machineCpu();
+const cpuBefore = process.cpuUsage();
+const blocksStart = performance.now();
+for (const [i, txs] of blockTxs.entries()) {
+  const height = i + 1;
+  const start = performance.now();
+  const cpuStart = process.cpuUsage();
+  const executed = await chain.execute(
+    txs,
+    genesis.validators[0]?.address ?? "",
+    GENESIS_TIME + height * 1000,
+  );
+  const executedAt = performance.now();
+  // The certificate is not checked by Chain.commit (consensus did that): an empty one stands in.
+  const commit: Commit = { height, round: 0, block_hash: executed.hash, signatures: [] };
+  await chain.commit(executed, commit, [toChecksumAddress(VALIDATOR)]);
+  const end = performance.now();
+  const cpu = process.cpuUsage(cpuStart);
+  failedTxs += executed.results.filter((r) => r.code !== 0).length;
+  const timing = {
+    txs: txs.length,
+    executeMs: executedAt - start,
+    commitMs: end - executedAt,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    txPerS: txs.length / ((end - start) / 1000),
+  };
+  blocks.push(timing);
+  log(
+    `block ${height}: ${Math.round(timing.txPerS)} tx/s (execute ${timing.executeMs.toFixed(0)} ms, commit ${timing.commitMs.toFixed(0)} ms)`,
+  );
+}
+
+const blocksWallS = (performance.now() - blocksStart) / 1000;
+const ownCpu = process.cpuUsage(cpuBefore);
+const machineAfter = machineCpu();
+const otherCpuPct =
+  machineBefore === undefined || machineAfter === undefined
+    ? undefined
+    : ((machineAfter.busy - machineBefore.busy) / blocksWallS) * 100 -
+      ((ownCpu.user + ownCpu.system) / 1e6 / blocksWallS) * 100;
+
+if (profiler !== undefined && spec.cpuProfile !== undefined) {
+  const { profile } = await profiler.post("Profiler.stop");
+  writeFileSync(spec.cpuProfile, JSON.stringify(profile));
+  profiler.disconnect();
+}
+
+const readStart = performance.now();
+let sum = 0;
+const state = chain.state();
+for (let i = 0; i < spec.reads; i++) sum += balanceOf(state, pick(funded));
+const readUs = ((performance.now() - readStart) * 1000) / spec.reads;
+if (sum <= 0) throw new Error("balance reads found no funded account");
+
+const rssAfterBlocks = process.memoryUsage().rss;
+const anonymousAfterBlocks = anonymousBytes();
+gc?.();
+const run = result({
+  blocks,
+  rssAfterBlocksMiB: mib(rssAfterBlocks),
+  heapAfterBlocksMiB: mib(process.memoryUsage().heapUsed),
+  anonymousAfterBlocksMiB: anonymousAfterBlocks === undefined ? undefined : mib(anonymousAfterBlocks),
+  maxRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
+  readUs,
+  dbBytesAfterBlocks: dirBytes(spec.dir),
+  failedTxs,
+  otherCpuPct,
+});
+await store.close?.();
+console.log(JSON.stringify(run));

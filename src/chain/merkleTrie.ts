@@ -1,0 +1,364 @@
+import { decodeRecord, encodeBranch, encodeExtension, encodeLeaf, recordOf, rlpLength } from "./trieCodec.ts";
+import {
+  BRANCH,
+  type Child,
+  childAt,
+  childCount,
+  concatNibbles,
+  EXTENSION,
+  extension,
+  hashOfRef,
+  idOfRef,
+  isNode,
+  LEAF,
+  leaf,
+  nibblesOf,
+  branch as newBranch,
+  type StoredRef,
+  setChild,
+  storedRef,
+  type TrieNode,
+} from "./trieNode.ts";
+
+/** Committed trie nodes by id; the store implements it. */
+export interface NodeSource {
+  /** The record of node `id` (see trieCodec.recordOf), or undefined if it is not stored. */
+  nodeById(id: number): Uint8Array | undefined;
+}
+
+/** A committed root: its hash (the state root) and the id of its node. */
+export interface RootRef {
+  hash: Uint8Array;
+  id: number;
+}
+
+export interface MerkleTrieOptions {
+  /** Hashes node encodings (keccak256). */
+  hash: (data: Uint8Array) => Uint8Array;
+  /**
+   * Nodes that start at a nibble depth below this stay decoded in memory between blocks; deeper
+   * ones are dropped after each commit and read again from the store when a block touches them.
+   * 5 keeps the 1 + 16 + 256 + 4,096 + 65,536 branches above a million keys (about 60 MiB):
+   * almost every write passes through them, and below them one key rarely meets another's path.
+   */
+  residentDepth?: number;
+}
+
+/** What a block leaves to store: the records of its new nodes by id, and its root. */
+export interface NodeWrites {
+  records: Map<number, Uint8Array>;
+  /** Undefined for the empty trie (nothing stored). */
+  root: RootRef | undefined;
+}
+
+/** What insert and remove return when the subtree did not change. */
+const UNCHANGED = Symbol("unchanged");
+type Unchanged = typeof UNCHANGED;
+
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+};
+
+/**
+ * An Ethereum Merkle-Patricia trie over 32-byte keys that hashes once per block, not once per key.
+ *
+ * Writes change nodes in memory only, copying the committed ones they touch (copy-on-write), so
+ * the committed root stays intact until `markCommitted` and `discard` is just a pointer reset.
+ * `root()` encodes and hashes each changed node once, bottom up, and `newNodes()` gives ids to
+ * exactly the new nodes reachable from the root, children before parents: nodes that a later
+ * write in the same block replaced are never hashed, kept or written.
+ *
+ * Roots are those of @ethereumjs/mpt for the same key/value set (tested against it).
+ */
+export class MerkleTrie {
+  private readonly source: NodeSource;
+  private readonly hash: (data: Uint8Array) => Uint8Array;
+  private readonly residentDepth: number;
+  private readonly emptyRoot: Uint8Array;
+  private root_: Child;
+  private committed: Child;
+  /** Generation of nodes made since the last commit (see TrieNode.gen); stored nodes are 0. */
+  private gen = 1;
+  /** The id the next stored node gets, as of the committed root. */
+  private nextId: number;
+  /** What the last `newNodes()` gave; cleared by any change. */
+  private writes: NodeWrites | undefined;
+
+  /**
+   * Opens the trie at a committed root (none: empty). `nextId` is one past the largest id in
+   * the store: this trie's nodes are numbered from there.
+   */
+  constructor(source: NodeSource, options: MerkleTrieOptions, root: RootRef | undefined, nextId: number) {
+    this.source = source;
+    this.hash = options.hash;
+    this.residentDepth = options.residentDepth ?? 5;
+    this.emptyRoot = this.hash(Uint8Array.of(0x80)); // keccak256(rlp(""))
+    this.root_ = root === undefined ? null : storedRef(root.hash, root.id);
+    this.committed = this.root_;
+    this.nextId = nextId;
+  }
+
+  /** Sets `key` (32 bytes) to `value` (non-empty). */
+  put(key: Uint8Array, value: Uint8Array): void {
+    if (value.length === 0) throw new Error("trie: an empty value is a deletion");
+    const root = this.insert(this.root_, nibblesOf(key), 0, value);
+    if (root !== UNCHANGED) this.changed(root);
+  }
+
+  /** Removes `key`; removing an absent key changes nothing. */
+  del(key: Uint8Array): void {
+    const root = this.remove(this.root_, nibblesOf(key), 0);
+    if (root !== UNCHANGED) this.changed(root);
+  }
+
+  /** The root hash: every node changed since the last call is encoded and hashed once, here. */
+  root(): Uint8Array {
+    const top = this.root_;
+    if (top === null) return this.emptyRoot;
+    if (!isNode(top)) return hashOfRef(top);
+    const ref = this.refOf(top);
+    // The root is always stored by hash, even when its encoding is short enough to embed.
+    return ref.length === 32 ? ref : this.hash(ref);
+  }
+
+  /**
+   * What the store must write for the current root: the new nodes reachable from it, numbered
+   * from the committed `nextId`, children first (a record holds its children's ids).
+   */
+  newNodes(): NodeWrites {
+    if (this.writes !== undefined) return this.writes;
+    const hash = this.root();
+    const top = this.root_;
+    const records = new Map<number, Uint8Array>();
+    let root: RootRef | undefined;
+    if (top !== null && !isNode(top)) root = { hash, id: idOfRef(top) };
+    if (isNode(top)) {
+      let next = this.nextId;
+      const number = (node: TrieNode, isRoot: boolean): void => {
+        if (node.gen !== this.gen) return; // a stored node: everything below it is stored too
+        if (node.type === BRANCH) {
+          for (const child of node.nodes) if (child !== undefined) number(child, false);
+        } else if (node.type === EXTENSION && isNode(node.child)) number(node.child, false);
+        const encoded = node.ref?.length === 32 ? node.encoded : isRoot ? node.ref : undefined;
+        if (encoded === undefined) return; // embedded in its parent
+        node.id = next++;
+        records.set(node.id, recordOf(node, encoded));
+      };
+      number(top, true);
+      root = { hash, id: top.id };
+    }
+    this.writes = { records, root };
+    return this.writes;
+  }
+
+  /** The writes of `newNodes()` are stored: the current root becomes the committed one. */
+  markCommitted(): void {
+    const writes = this.newNodes();
+    this.nextId += writes.records.size;
+    this.committed = this.root_;
+    if (isNode(this.root_)) this.release(this.root_, 0);
+    this.gen += 1;
+    this.writes = undefined;
+  }
+
+  /** Back to the committed root; changes since the last commit are dropped. */
+  discard(): void {
+    this.root_ = this.committed;
+    this.gen += 1;
+    this.writes = undefined;
+  }
+
+  private changed(root: Child): void {
+    this.root_ = root;
+    this.writes = undefined;
+  }
+
+  /** A node this generation may change: the node itself if it is private, else a copy. */
+  private own<T extends TrieNode>(node: T): T {
+    if (node.gen === this.gen) {
+      node.ref = undefined;
+      node.encoded = undefined;
+      node.id = -1;
+      return node;
+    }
+    let copy: TrieNode;
+    if (node.type === LEAF) copy = leaf(this.gen, node.path, node.value);
+    else if (node.type === EXTENSION) copy = extension(this.gen, node.path, node.child);
+    // The copy shares `refs` with the original: see setChild for why that is safe.
+    else copy = newBranch(this.gen, node.nodes.slice(), node.stored, node.refs);
+    return copy as T;
+  }
+
+  private resolve(child: Child): TrieNode | null {
+    if (child === null || isNode(child)) return child;
+    const id = idOfRef(child);
+    const record = this.source.nodeById(id);
+    if (record === undefined) throw new Error(`trie node ${id} is missing from the store`);
+    return decodeRecord(record, hashOfRef(child).slice(), id);
+  }
+
+  /**
+   * The subtree at `child` with `key` set, or UNCHANGED when the value was already there. (Identity
+   * cannot tell: a private node changes in place and comes back as the same object.)
+   */
+  private insert(child: Child, key: Uint8Array, depth: number, value: Uint8Array): Child | Unchanged {
+    const node = this.resolve(child);
+    if (node === null) return leaf(this.gen, key.subarray(depth), value);
+    switch (node.type) {
+      case LEAF: {
+        const common = commonPrefix(node.path, key, depth);
+        if (common === node.path.length) {
+          if (sameBytes(node.value, value)) return UNCHANGED;
+          const changed = this.own(node);
+          changed.value = value;
+          return changed;
+        }
+        const moved = leaf(this.gen, node.path.subarray(common + 1), node.value);
+        return this.split(node.path, common, moved, key, depth, value);
+      }
+      case EXTENSION: {
+        const common = commonPrefix(node.path, key, depth);
+        if (common === node.path.length) {
+          const below = this.insert(node.child, key, depth + common, value);
+          if (below === UNCHANGED) return UNCHANGED;
+          const changed = this.own(node);
+          changed.child = below;
+          return changed;
+        }
+        const rest = node.path.subarray(common + 1);
+        const moved = rest.length === 0 ? node.child : extension(this.gen, rest, node.child);
+        return this.split(node.path, common, moved, key, depth, value);
+      }
+      case BRANCH: {
+        const slot = key[depth] as number;
+        const below = this.insert(childAt(node, slot), key, depth + 1, value);
+        if (below === UNCHANGED) return UNCHANGED;
+        const changed = this.own(node);
+        setChild(changed, slot, below);
+        return changed;
+      }
+    }
+  }
+
+  /**
+   * A new branch where `path` (of a leaf or extension at `depth`) and `key` part after `common`
+   * nibbles: `existing` (what followed path[common]) and a new leaf for `key` below it, under an
+   * extension for the shared nibbles if there are any.
+   */
+  private split(
+    path: Uint8Array,
+    common: number,
+    existing: Child,
+    key: Uint8Array,
+    depth: number,
+    value: Uint8Array,
+  ): TrieNode {
+    const fork = newBranch(this.gen);
+    setChild(fork, path[common] as number, existing);
+    const at = depth + common;
+    setChild(fork, key[at] as number, leaf(this.gen, key.subarray(at + 1), value));
+    return common === 0 ? fork : extension(this.gen, path.subarray(0, common), fork);
+  }
+
+  /** The subtree at `child` without `key`, or UNCHANGED when `key` is not in it. */
+  private remove(child: Child, key: Uint8Array, depth: number): Child | Unchanged {
+    const node = this.resolve(child);
+    if (node === null) return UNCHANGED;
+    switch (node.type) {
+      case LEAF:
+        return commonPrefix(node.path, key, depth) === node.path.length ? null : UNCHANGED;
+      case EXTENSION: {
+        if (commonPrefix(node.path, key, depth) !== node.path.length) return UNCHANGED;
+        const below = this.remove(node.child, key, depth + node.path.length);
+        if (below === UNCHANGED) return UNCHANGED;
+        // A branch below an extension keeps at least one child, so `below` is never empty; it
+        // may have collapsed into a leaf or extension, which then absorbs this path.
+        return this.prefixed(node.path, this.resolve(below) as TrieNode);
+      }
+      case BRANCH: {
+        const slot = key[depth] as number;
+        const below = this.remove(childAt(node, slot), key, depth + 1);
+        if (below === UNCHANGED) return UNCHANGED;
+        const changed = this.own(node);
+        setChild(changed, slot, below);
+        if (childCount(changed) >= 2) return changed;
+        // One child left: a branch may not have one, so it folds into that child.
+        let only = 0;
+        while (childAt(changed, only) === null) only++;
+        const last = this.resolve(childAt(changed, only)) as TrieNode;
+        return this.prefixed(Uint8Array.of(only), last);
+      }
+    }
+  }
+
+  /** `node` reached through `path` first: leaf and extension paths absorb it. */
+  private prefixed(path: Uint8Array, node: TrieNode): TrieNode {
+    if (node.type === BRANCH) return extension(this.gen, path, node);
+    const changed = this.own(node);
+    changed.path = concatNibbles(path, node.path);
+    return changed;
+  }
+
+  /** How `node` is referred to by its parent; encodes and hashes it if it changed. */
+  private refOf(node: TrieNode): Uint8Array {
+    if (node.ref !== undefined) return node.ref;
+    let encoded: Uint8Array;
+    if (node.type === LEAF) encoded = encodeLeaf(node);
+    else if (node.type === EXTENSION) {
+      const child = node.child as TrieNode | StoredRef;
+      encoded = encodeExtension(node, isNode(child) ? this.refOf(child) : hashOfRef(child));
+    } else {
+      for (const child of node.nodes) if (child !== undefined) this.refOf(child);
+      encoded = encodeBranch(node);
+    }
+    // `encoded` may end with room for the children's ids (trieCodec.recordOf): hash the RLP only.
+    const rlp = encoded.subarray(0, rlpLength(encoded));
+    if (rlp.length < 32) {
+      node.ref = rlp; // no hashed children fit in it, so there is no room to drop
+    } else {
+      node.ref = this.hash(rlp);
+      node.encoded = encoded;
+    }
+    return node.ref;
+  }
+
+  /**
+   * After a commit: keeps decoded only the nodes above `residentDepth`; deeper stored nodes go
+   * back to being references, so memory stays bounded however much a block reads. Only this
+   * block's nodes are visited: older resident nodes were released when they were made, and nodes
+   * read but left unchanged were never attached to the trie.
+   */
+  private release(node: TrieNode, depth: number): void {
+    if (node.gen !== this.gen) return;
+    node.encoded = undefined;
+    if (node.type === LEAF) return;
+    if (node.type === EXTENSION) {
+      node.child = this.released(node.child, depth + node.path.length);
+      return;
+    }
+    for (let i = 0; i < 16; i++) {
+      const child = node.nodes[i];
+      if (child === undefined) continue;
+      const kept = this.released(child, depth + 1);
+      if (kept !== child) setChild(node, i, kept);
+    }
+  }
+
+  private released(child: Child, depth: number): Child {
+    if (!isNode(child)) return child;
+    if (depth >= this.residentDepth && child.ref?.length === 32) {
+      return storedRef(child.ref, child.id);
+    }
+    this.release(child, depth);
+    return child;
+  }
+}
+
+/** Length of the common prefix of `path` and `key` from `depth`. */
+function commonPrefix(path: Uint8Array, key: Uint8Array, depth: number): number {
+  let i = 0;
+  while (i < path.length && path[i] === key[depth + i]) i++;
+  return i;
+}
