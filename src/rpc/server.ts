@@ -11,6 +11,7 @@ import {
   type RpcErrorObject,
   toRpcError,
 } from "./errors.ts";
+import { RawJson } from "./rawJson.ts";
 import type { RpcServerHooks, RpcServerOptions } from "./options.ts";
 import type { Route } from "./routes.ts";
 
@@ -211,8 +212,9 @@ export class RpcServer {
         const where = first?.path ? `params${first.path.replaceAll("/", ".")}` : "params";
         throw invalidParams(`${where}: ${first?.message ?? "invalid"}`, { path: first?.path ?? "" });
       }
-      const result = JSON.stringify((await route.definition.handler(args)) ?? null);
-      const size = Buffer.byteLength(result);
+      const value = await route.definition.handler(args);
+      const result = value instanceof RawJson ? value.text : JSON.stringify(value ?? null);
+      const size = value instanceof RawJson ? value.bytes : Buffer.byteLength(result);
       if (size > this.options.maxResponseBytes) {
         throw limitExceeded(
           `result is ${size} bytes; the limit is ${this.options.maxResponseBytes}`,

@@ -8,6 +8,8 @@ import {
   pendingEntryToJson,
   pendingTxToJson,
 } from "../format.ts";
+import { BlockAnswerCache } from "../blockAnswerCache.ts";
+import { RawJson } from "../rawJson.ts";
 import { BATCH_TOO_LARGE_ERROR, RANGE_ERRORS, TX_REJECTED_ERRORS } from "../errorDocs.ts";
 import { type MethodDefinition, method } from "../method.ts";
 import {
@@ -33,11 +35,18 @@ export function chainMethods({ chain, pool, limits }: RpcContext): Record<string
     const number = chain.getBlockNumber(hash.toLowerCase());
     return number === undefined ? undefined : chain.getBlock(number);
   };
-  const fullBlock = (block: StoredBlock | undefined, full: boolean) =>
-    block === undefined ? null : blockToJson(block, full, (hash) => chain.getConfirmedTx(hash));
+  const answers = new BlockAnswerCache();
+  /** The block's answer, serialized once per block and flag (blocks never change once committed). */
+  const blockAnswer = (number: number | undefined, full: boolean): RawJson | null =>
+    number === undefined
+      ? null
+      : answers.get(number, full, () => {
+          const block = byNumber(number);
+          return block && blockToJson(block, full, (hash) => chain.getConfirmedTx(hash));
+        });
 
-  /** Blocks from..to, clipped to the head; `from > to` and over-long ranges are refused. */
-  const range = (from: number, to: number): StoredBlock[] => {
+  /** Numbers from..to, clipped to the head; `from > to` and over-long ranges are refused. */
+  const rangeNumbers = (from: number, to: number): number[] => {
     if (from > to) throw invalidParams(`from (${from}) is greater than to (${to})`);
     if (to - from + 1 > limits.maxBlockRange) {
       throw limitExceeded(`at most ${limits.maxBlockRange} blocks per call`, "range_too_large", {
@@ -45,13 +54,14 @@ export function chainMethods({ chain, pool, limits }: RpcContext): Record<string
       });
     }
     const last = Math.min(to, chain.headNumber());
-    const blocks: StoredBlock[] = [];
-    for (let n = from; n <= last; n++) {
-      const block = chain.getBlock(n);
-      if (block !== undefined) blocks.push(block);
-    }
-    return blocks;
+    const numbers: number[] = [];
+    for (let n = from; n <= last; n++) numbers.push(n);
+    return numbers;
   };
+
+  /** Blocks from..to, clipped to the head. */
+  const range = (from: number, to: number): StoredBlock[] =>
+    rangeNumbers(from, to).flatMap((n) => chain.getBlock(n) ?? []);
 
   const txAt = (block: StoredBlock | undefined, index: number) => {
     const hash = block?.tx_hashes[index];
@@ -69,7 +79,7 @@ export function chainMethods({ chain, pool, limits }: RpcContext): Record<string
       summary: "The most recent block, with full transactions.",
       result: "Block",
       resultSchema: BlockWithTransactions,
-      handler: () => fullBlock(byNumber(chain.headNumber()), true),
+      handler: () => blockAnswer(chain.headNumber(), true),
     }),
     getRecentBlockNumber: method({
       params: NoParams,
@@ -83,14 +93,15 @@ export function chainMethods({ chain, pool, limits }: RpcContext): Record<string
       summary: "The block with this number, or null.",
       result: "Block | null",
       resultSchema: Nullable(Block),
-      handler: ({ number, getFullTransactions }) => fullBlock(byNumber(number), getFullTransactions === true),
+      handler: ({ number, getFullTransactions }) => blockAnswer(number, getFullTransactions === true),
     }),
     getBlockByHash: method({
       params: Params({ hash: Hash, getFullTransactions: FullTxs }),
       summary: "The block with this hash, or null.",
       result: "Block | null",
       resultSchema: Nullable(Block),
-      handler: ({ hash, getFullTransactions }) => fullBlock(byHash(hash), getFullTransactions === true),
+      handler: ({ hash, getFullTransactions }) =>
+        blockAnswer(chain.getBlockNumber(hash.toLowerCase()), getFullTransactions === true),
     }),
     getBlocks: method({
       params: Range,
@@ -98,7 +109,10 @@ export function chainMethods({ chain, pool, limits }: RpcContext): Record<string
       result: "Block[]",
       resultSchema: Type.Array(BlockWithTransactions),
       errors: RANGE_ERRORS,
-      handler: ({ from, to }) => range(from, to).map((block) => fullBlock(block, true)),
+      handler: ({ from, to }) => {
+        const parts = rangeNumbers(from, to).flatMap((n) => blockAnswer(n, true)?.text ?? []);
+        return new RawJson(`[${parts.join(",")}]`);
+      },
     }),
     getBlockHeaders: method({
       params: Range,
