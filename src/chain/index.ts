@@ -46,7 +46,13 @@ export {
   VALIDATOR_SET_DELAY,
   type ValidatorSetChange,
 } from "./validatorSet.ts";
-export { txBody, type TxVerifyOptions, verifySignedTx } from "./transaction.ts";
+export {
+  prepareSignedTx,
+  txBody,
+  txFromCheck,
+  type TxVerifyOptions,
+  verifySignedTx,
+} from "./transaction.ts";
 export type {
   BlockHeader,
   Commit,

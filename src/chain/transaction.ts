@@ -1,4 +1,9 @@
-import { bytesToHex, canonicalJson, hashCanonical, recoverSigner } from "../crypto/index.ts";
+import {
+  canonicalJson,
+  checkSignedHash,
+  type SignedHashJob,
+  type SignedHashResult,
+} from "../crypto/index.ts";
 import { TxRejectedError } from "./errors.ts";
 import { isSetValueShape } from "./operation.ts";
 import type { SignedTxInput, Tx, TxBody } from "./types.ts";
@@ -58,10 +63,10 @@ function assertBodyShape(body: TxBody): void {
 }
 
 /**
- * Stateless checks of a submitted transaction: shape, size, embedded hash, chain id, low-s and
- * signer recovery. Returns the transaction in its block form; throws TxRejectedError.
+ * The checks of a submitted transaction that need no signature work: shape and size. Returns the
+ * canonical body, which is what is hashed and signed; throws TxRejectedError.
  */
-export function verifySignedTx(input: SignedTxInput, options: TxVerifyOptions): Tx {
+export function prepareSignedTx(input: SignedTxInput, options: TxVerifyOptions): SignedHashJob {
   const body = input.transaction;
   assertBodyShape(body);
   const canonical = canonicalJson(body);
@@ -76,18 +81,25 @@ export function verifySignedTx(input: SignedTxInput, options: TxVerifyOptions): 
       },
     );
   }
-  const hash = hashCanonical(canonical);
-  const check = recoverSigner(input.signature, hash, options.chainId);
+  return { canonical, signature: input.signature, chainId: options.chainId };
+}
+
+/**
+ * The transaction in its block form once its signature was checked (`check`, from
+ * checkSignedHash on the job prepareSignedTx made); throws TxRejectedError for a bad signature.
+ */
+export function txFromCheck(input: SignedTxInput, check: SignedHashResult, chainId: number): Tx {
   if (!check.ok) {
     const messages = {
       invalid_signature: "signature does not verify (malformed, high-s or unrecoverable)",
       hash_mismatch: "the hash inside the signature is not the hash of this transaction body",
-      wrong_chain_id: `signature is not for chain id ${options.chainId}`,
+      wrong_chain_id: `signature is not for chain id ${chainId}`,
     } as const;
     throw new TxRejectedError(check.reason, messages[check.reason]);
   }
+  const body = input.transaction;
   const tx: Tx = {
-    hash: bytesToHex(hash),
+    hash: check.hash,
     address: check.signer,
     signature: input.signature.toLowerCase(),
     timestamp: body.timestamp,
@@ -96,6 +108,15 @@ export function verifySignedTx(input: SignedTxInput, options: TxVerifyOptions): 
   };
   if (body.parent_tx_hash !== undefined) tx.parent_tx_hash = body.parent_tx_hash;
   return tx;
+}
+
+/**
+ * Stateless checks of a submitted transaction: shape, size, embedded hash, chain id, low-s and
+ * signer recovery, on the calling thread. Returns the transaction in its block form; throws
+ * TxRejectedError.
+ */
+export function verifySignedTx(input: SignedTxInput, options: TxVerifyOptions): Tx {
+  return txFromCheck(input, checkSignedHash(prepareSignedTx(input, options)), options.chainId);
 }
 
 /** The signed body of a block-form transaction (used to re-verify blocks from peers). */

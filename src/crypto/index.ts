@@ -16,6 +16,13 @@ export {
   signHashRecoverable,
 } from "./secp256k1.ts";
 export {
+  checkSignedHash,
+  inlineVerifier,
+  type SignatureVerifier,
+  type SignedHashJob,
+  type SignedHashResult,
+} from "./signedHash.ts";
+export {
   decodeV,
   encodeV,
   hashCanonical,

@@ -20,6 +20,7 @@ import {
 } from "../rpc/index.ts";
 import { LmdbStore } from "../storage/index.ts";
 import { Admission } from "../txpool/index.ts";
+import { SignatureWorkers } from "./signatureWorkers.ts";
 import type { NodeOptions } from "./options.ts";
 import { homePaths } from "./home.ts";
 import { explorerHandlers } from "./explorer.ts";
@@ -88,6 +89,7 @@ export class ChainNode {
   private readonly rpc: RpcServer;
   private readonly live: LiveUpdates;
   private readonly blocks: BlockMaking;
+  private readonly verifier: SignatureWorkers | undefined;
   private readonly log: Logger;
   /** The libp2p listen addresses (network mode), for operators and tests. */
   readonly p2pAddrs: string[];
@@ -99,9 +101,11 @@ export class ChainNode {
     live: LiveUpdates;
     rpcUrl: string;
     blocks: BlockMaking;
+    verifier: SignatureWorkers | undefined;
     log: Logger;
     p2pAddrs: string[];
   }) {
+    this.verifier = parts.verifier;
     this.genesis = parts.genesis;
     this.store = parts.store;
     this.rpc = parts.rpc;
@@ -123,14 +127,18 @@ export class ChainNode {
     const store = new LmdbStore(paths.data);
     let started: BlockMaking | undefined;
     let live: LiveUpdates | undefined;
+    let verifier: SignatureWorkers | undefined;
     try {
       const chain = new Chain(store, genesis);
       await chain.open();
 
+      verifier = options.verifyThreads > 0 ? await SignatureWorkers.start(options.verifyThreads) : undefined;
       const admission = new Admission(
         { state: () => store, isCommitted: (hash) => store.getConfirmedTx(hash) !== undefined },
         store,
         { ...options.pool, chainId: genesis.chain_id, maxTxBytes: genesis.consensus.max_tx_bytes },
+        Date.now,
+        verifier,
       );
       const restored = await admission.restore(store.loadPending());
 
@@ -217,10 +225,11 @@ export class ChainNode {
       const rpcUrl = await rpc.listen();
       const p2pAddrs = blocks.p2pAddrs();
       log.info({ rpcUrl, p2pAddrs, head: chain.head().header.number, pending: restored }, "node started");
-      return new ChainNode({ genesis, store, rpc, live, rpcUrl, blocks, log, p2pAddrs });
+      return new ChainNode({ genesis, store, rpc, live, rpcUrl, blocks, verifier, log, p2pAddrs });
     } catch (error) {
       await live?.close();
       await started?.stop();
+      await verifier?.close();
       await store.close();
       throw error;
     }
@@ -231,6 +240,7 @@ export class ChainNode {
     // Together: the HTTP server's close waits for every socket, the upgraded WebSockets included.
     await Promise.all([this.rpc.close(), this.live.close()]);
     await this.blocks.stop();
+    await this.verifier?.close();
     await this.store.close();
     this.log.info("node stopped");
   }

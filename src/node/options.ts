@@ -1,4 +1,4 @@
-import { hostname } from "node:os";
+import { availableParallelism, hostname } from "node:os";
 import type { ConsensusTimeouts } from "../consensus/index.ts";
 import { defaultRpcServerOptions, type RpcServerOptions } from "../rpc/index.ts";
 import { defaultTxPoolOptions } from "../txpool/index.ts";
@@ -9,6 +9,8 @@ export interface NodeOptions {
   home: string;
   rpc: RpcServerOptions;
   pool: typeof defaultTxPoolOptions;
+  /** Worker threads for transaction signature checks; 0 runs them on the event loop. */
+  verifyThreads: number;
   /** Overrides genesis's block time for block production (dev chain only). */
   blockTimeMs: number | undefined;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -58,6 +60,7 @@ export function defaultNodeOptions(home: string): NodeOptions {
     home,
     rpc: { ...defaultRpcServerOptions },
     pool: { ...defaultTxPoolOptions },
+    verifyThreads: Math.min(availableParallelism(), 8),
     blockTimeMs: undefined,
     logLevel: "info",
     logFormat: "auto",

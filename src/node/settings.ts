@@ -303,6 +303,16 @@ export const SETTINGS: readonly Setting[] = [
   }),
   setting({
     section: "pool",
+    key: "verify_threads",
+    schema: Type.Integer({ minimum: 0, maximum: 64 }),
+    doc: "Worker threads that check transaction signatures (0: on the event loop). Default: the number of cores.",
+    get: (o) => o.verifyThreads,
+    set: (o, v) => {
+      o.verifyThreads = v;
+    },
+  }),
+  setting({
+    section: "pool",
     key: "max_txs",
     schema: Positive,
     doc: "Pending transactions the pool holds; more get pool_full.",

@@ -3,14 +3,22 @@ import {
   classifyOperation,
   Listeners,
   nonceOf,
+  prepareSignedTx,
   type SignedTxInput,
   type StateReader,
   stakeOf,
   type Tx,
   TxRejectedError,
   txBody,
+  txFromCheck,
   verifySignedTx,
 } from "../chain/index.ts";
+import {
+  inlineVerifier,
+  type SignatureVerifier,
+  type SignedHashJob,
+  type SignedHashResult,
+} from "../crypto/index.ts";
 import type { TxPoolOptions } from "./options.ts";
 import { type PoolEntry, TxPool } from "./pool.ts";
 
@@ -31,6 +39,10 @@ export interface PoolJournal {
  * hash is returned — shape, size, signature (embedded hash, chain id, low-s), already known,
  * nonce, timestamp, pool room, and the operation against the pending state (permission, balance).
  * A transaction is acknowledged only after it is journaled.
+ *
+ * The signature work (hashing, recovery) of submit and submitBatch runs on the verifier, which
+ * may use other threads; the stateful checks then run on the event loop strictly in arrival order,
+ * so two transactions of one sender sent back to back are judged in the order they came.
  */
 export class Admission {
   readonly pool = new TxPool();
@@ -38,7 +50,10 @@ export class Admission {
   private readonly journal: PoolJournal;
   private readonly options: TxPoolOptions;
   private readonly now: () => number;
+  private readonly verifier: SignatureVerifier;
   private nextSeq = 0;
+  /** Settles when every earlier submission's stateful checks have run (see inOrder). */
+  private turn: Promise<unknown> = Promise.resolve();
   /** Told of transactions once they are journaled and acknowledged (RPC subscriptions, metrics). */
   readonly admitted = new Listeners<readonly Tx[]>();
 
@@ -47,16 +62,21 @@ export class Admission {
     journal: PoolJournal,
     options: TxPoolOptions,
     now: () => number = Date.now,
+    verifier: SignatureVerifier = inlineVerifier,
   ) {
     this.chain = chain;
     this.journal = journal;
     this.options = options;
     this.now = now;
+    this.verifier = verifier;
   }
 
   async submit(input: SignedTxInput): Promise<string> {
-    const entry = this.check(input);
-    this.pool.add(entry);
+    const entry = await this.inOrder(this.verifyAll([input]), ([verified]) => {
+      const entry = this.checkVerified(verified as Tx | TxRejectedError);
+      this.pool.add(entry);
+      return entry;
+    });
     await this.persist([entry]);
     this.admitted.emit([entry.tx]);
     return entry.tx.hash;
@@ -64,21 +84,24 @@ export class Admission {
 
   /** All or none: every entry is checked (each against the pending state the earlier ones make). */
   async submitBatch(inputs: readonly SignedTxInput[]): Promise<string[]> {
-    const added: PoolEntry[] = [];
-    try {
-      for (const [index, input] of inputs.entries()) {
-        try {
-          const entry = this.check(input);
-          this.pool.add(entry);
-          added.push(entry);
-        } catch (error) {
-          throw error instanceof TxRejectedError ? error.atIndex(index) : error;
+    const added = await this.inOrder(this.verifyAll(inputs), (verified) => {
+      const added: PoolEntry[] = [];
+      try {
+        for (const [index, one] of verified.entries()) {
+          try {
+            const entry = this.checkVerified(one);
+            this.pool.add(entry);
+            added.push(entry);
+          } catch (error) {
+            throw error instanceof TxRejectedError ? error.atIndex(index) : error;
+          }
         }
+      } catch (error) {
+        for (const entry of added) this.pool.remove(entry.tx.hash);
+        throw error;
       }
-    } catch (error) {
-      for (const entry of added) this.pool.remove(entry.tx.hash);
-      throw error;
-    }
+      return added;
+    });
     await this.persist(added);
     this.admitted.emit(added.map((entry) => entry.tx));
     return added.map((entry) => entry.tx.hash);
@@ -141,10 +164,57 @@ export class Admission {
     }
   }
 
-  /** Runs every check; returns the pool entry to add, or throws TxRejectedError. */
+  /**
+   * Runs `run` on `ready`'s value once every earlier call's `run` has run: signature checks finish
+   * in any order, the stateful checks that follow them run in arrival order.
+   */
+  private inOrder<T, R>(ready: Promise<T>, run: (value: T) => R): Promise<R> {
+    const result = this.turn.then(() => ready).then(run);
+    this.turn = result.catch(() => undefined);
+    return result;
+  }
+
+  /**
+   * The stateless checks of each input (shape and size here, the signature on the verifier):
+   * the transaction in block form, or the rejection that input gets.
+   */
+  private async verifyAll(inputs: readonly SignedTxInput[]): Promise<(Tx | TxRejectedError)[]> {
+    const jobs: (SignedHashJob | TxRejectedError)[] = inputs.map((input) => {
+      try {
+        return prepareSignedTx(input, this.options);
+      } catch (error) {
+        if (error instanceof TxRejectedError) return error;
+        throw error;
+      }
+    });
+    const toCheck = jobs.filter((job): job is SignedHashJob => !(job instanceof TxRejectedError));
+    const results = toCheck.length === 0 ? [] : await this.verifier.verify(toCheck);
+    let next = 0;
+    return jobs.map((job, i) => {
+      if (job instanceof TxRejectedError) return job;
+      try {
+        return txFromCheck(
+          inputs[i] as SignedTxInput,
+          results[next++] as SignedHashResult,
+          this.options.chainId,
+        );
+      } catch (error) {
+        if (error instanceof TxRejectedError) return error;
+        throw error;
+      }
+    });
+  }
+
+  /** Runs every check on the calling thread; returns the pool entry to add, or throws TxRejectedError. */
   check(input: SignedTxInput): PoolEntry {
+    return this.checkVerified(verifySignedTx(input, this.options));
+  }
+
+  /** The stateful checks of a transaction whose stateless checks gave `verified`. */
+  private checkVerified(verified: Tx | TxRejectedError): PoolEntry {
+    if (verified instanceof TxRejectedError) throw verified;
     const { options, pool } = this;
-    const tx = verifySignedTx(input, options);
+    const tx = verified;
     if (pool.has(tx.hash) || this.chain.isCommitted(tx.hash)) {
       throw new TxRejectedError("already_known", `transaction ${tx.hash} is already known`);
     }

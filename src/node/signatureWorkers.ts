@@ -1,0 +1,138 @@
+import { Worker } from "node:worker_threads";
+import {
+  checkSignedHash,
+  type SignatureVerifier,
+  type SignedHashJob,
+  type SignedHashResult,
+} from "../crypto/index.ts";
+
+interface QueuedJob {
+  job: SignedHashJob;
+  resolve(result: SignedHashResult): void;
+}
+
+interface Thread {
+  worker: Worker;
+  /** Jobs sent and not yet answered, by batch id. */
+  batches: Map<number, QueuedJob[]>;
+  alive: boolean;
+}
+
+/** Jobs below this go to one thread; a larger turn is split over all of them. */
+const SPLIT_AT = 16;
+
+/**
+ * Signature checks (keccak of the body, secp256k1 recovery, address) on worker threads, so that
+ * admission uses every core while the event loop parses requests and runs the stateful checks.
+ *
+ * Jobs submitted in one event-loop turn go out together at the end of the turn (setImmediate),
+ * one message per thread, so the per-message cost is shared by many signatures. Results come
+ * back in job order per call. A thread that dies has its jobs checked on the calling thread; no
+ * job is lost and none fails because of it. With no live thread left, checks run inline.
+ */
+export class SignatureWorkers implements SignatureVerifier {
+  private readonly threads: Thread[];
+  private queue: QueuedJob[] = [];
+  private flushScheduled = false;
+  private nextBatch = 0;
+
+  private constructor(threads: Thread[]) {
+    this.threads = threads;
+  }
+
+  /** Starts `count` threads and waits until each is running. */
+  static async start(count: number): Promise<SignatureWorkers> {
+    const entry = new URL("./signatureWorkerEntry.mjs", import.meta.url);
+    const threads = await Promise.all(
+      Array.from({ length: count }, async (): Promise<Thread> => {
+        // The entry registers tsx itself; the parent's --import flags would load it twice.
+        const worker = new Worker(entry, { execArgv: [] });
+        await new Promise<void>((resolve, reject) => {
+          worker.once("online", resolve);
+          worker.once("error", reject);
+        });
+        worker.unref(); // a pool never keeps the process alive; close() ends it explicitly
+        return { worker, batches: new Map(), alive: true };
+      }),
+    );
+    const pool = new SignatureWorkers(threads);
+    for (const thread of threads) pool.watch(thread);
+    return pool;
+  }
+
+  get size(): number {
+    return this.threads.filter((t) => t.alive).length;
+  }
+
+  verify(jobs: readonly SignedHashJob[]): Promise<SignedHashResult[]> {
+    if (this.size === 0) return Promise.resolve(jobs.map(checkSignedHash));
+    const results = jobs.map(
+      (job) => new Promise<SignedHashResult>((resolve) => this.queue.push({ job, resolve })),
+    );
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+    return Promise.all(results);
+  }
+
+  async close(): Promise<void> {
+    const threads = this.threads.filter((t) => t.alive);
+    for (const thread of threads) thread.alive = false;
+    this.flush(); // anything still queued is checked inline
+    for (const thread of threads) this.runInline(thread);
+    await Promise.all(threads.map((t) => t.worker.terminate()));
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const jobs = this.queue;
+    this.queue = [];
+    if (jobs.length === 0) return;
+    const live = this.threads.filter((t) => t.alive).sort((a, b) => pendingJobs(a) - pendingJobs(b));
+    if (live.length === 0) {
+      for (const queued of jobs) queued.resolve(checkSignedHash(queued.job));
+      return;
+    }
+    const parts = jobs.length < SPLIT_AT ? 1 : live.length;
+    const per = Math.ceil(jobs.length / parts);
+    for (let i = 0; i < parts; i++) {
+      const slice = jobs.slice(i * per, (i + 1) * per);
+      const thread = live[i] as Thread;
+      if (slice.length === 0) continue;
+      const id = this.nextBatch++;
+      thread.batches.set(id, slice);
+      thread.worker.postMessage({ id, jobs: slice.map((q) => q.job) });
+    }
+  }
+
+  private watch(thread: Thread): void {
+    thread.worker.on("message", ({ id, results }: { id: number; results: SignedHashResult[] }) => {
+      const batch = thread.batches.get(id);
+      if (batch === undefined) return;
+      thread.batches.delete(id);
+      for (const [i, queued] of batch.entries()) queued.resolve(results[i] as SignedHashResult);
+    });
+    const lost = () => {
+      if (!thread.alive) return;
+      thread.alive = false;
+      this.runInline(thread);
+    };
+    thread.worker.on("error", lost);
+    thread.worker.on("exit", lost);
+  }
+
+  /** Checks a thread's unanswered jobs on this thread (it died or the pool is closing). */
+  private runInline(thread: Thread): void {
+    for (const batch of thread.batches.values()) {
+      for (const queued of batch) queued.resolve(checkSignedHash(queued.job));
+    }
+    thread.batches.clear();
+  }
+}
+
+const pendingJobs = (thread: Thread): number => {
+  let count = 0;
+  for (const batch of thread.batches.values()) count += batch.length;
+  return count;
+};
