@@ -18,11 +18,20 @@ import { type ScenarioResult, series } from "./report.ts";
 
 const DEV_CHAIN_ID = 100;
 
+/** Transactions per `chain_sendSignedTransactionBatch` call in the batch scenario. */
+const BATCH_TXS = 100;
+
 /** Pre-signs each run's transactions in its own process (both cores) into `files`. */
-function presignFiles(files: string[], perFile: number): Promise<unknown> {
+function presignFiles(files: string[], perFile: number, perCall = 1): Promise<unknown> {
   return Promise.all(
-    files.map((file, i) =>
-      runJson(`presign ${i + 1}`, ["bench/presign.ts", String(perFile), file, String(DEV_CHAIN_ID)]),
+    files.map((file) =>
+      runJson(`presign ${file}`, [
+        "bench/presign.ts",
+        String(perFile),
+        file,
+        String(DEV_CHAIN_ID),
+        String(perCall),
+      ]),
     ),
   );
 }
@@ -30,13 +39,20 @@ function presignFiles(files: string[], perFile: number): Promise<unknown> {
 export async function admissionScenarios(ctx: BenchContext): Promise<ScenarioResult[]> {
   const { settings, log } = ctx;
   const home = join(ctx.tmp, "admission");
-  const total = settings.runs * settings.admissionTxsPerRun;
+  // Batches admit faster than single calls: their runs get more transactions.
+  const batchTxsPerRun = 2 * settings.admissionTxsPerRun;
+  const total = settings.runs * (settings.admissionTxsPerRun + batchTxsPerRun);
   mkdirSync(home, { recursive: true });
   writeFileSync(join(home, "config.toml"), `[pool]\nmax_txs = ${total + 1000}\n`);
 
   const files = Array.from({ length: settings.runs }, (_, i) => join(ctx.tmp, `admission-${i + 1}.json`));
+  const batchFiles = Array.from({ length: settings.runs }, (_, i) =>
+    join(ctx.tmp, `admission-batch-${i + 1}.json`),
+  );
   log(`pre-signing ${total} transactions from ${total} fresh keys`);
-  const signing = presignFiles(files, settings.admissionTxsPerRun);
+  const signing = presignFiles(files, settings.admissionTxsPerRun).then(() =>
+    presignFiles(batchFiles, batchTxsPerRun, BATCH_TXS),
+  );
   const node = await startDevNode("chain-node (admission)", home, settings.admissionNodeBlockTimeMs);
   await signing;
   log(`dev node for admission at ${node.url} (block time ${settings.admissionNodeBlockTimeMs} ms)`);
@@ -47,6 +63,7 @@ export async function admissionScenarios(ctx: BenchContext): Promise<ScenarioRes
 
   const admitted: Measured[] = [];
   const recovered: MeasuredRecover[] = [];
+  const batched: Measured[] = [];
   for (let run = 1; run <= settings.runs; run++) {
     const what = `admission run ${run}`;
     const result = await ctx.policy.run<Measured>(
@@ -79,10 +96,36 @@ export async function admissionScenarios(ctx: BenchContext): Promise<ScenarioRes
     );
     recovered.push(recover);
     ctx.recover = recovered;
+    const batchWhat = `batch admission run ${run}`;
+    const batch = await ctx.policy.run<Measured>(
+      batchWhat,
+      (r) => r.admittedPerS ?? 0,
+      (previous) =>
+        loadRun(
+          {
+            mode: "presigned",
+            url: node.url,
+            bodiesFile: batchFiles[run - 1] as string,
+            offset: previous?.bodiesUsed ?? 0,
+            txsPerBody: BATCH_TXS,
+            connections: settings.connections,
+            durationS: settings.durationS,
+            warmupS: settings.warmupS,
+          },
+          node.pid,
+        ),
+    );
+    const batchProblem = responseProblem(batch, batchWhat);
+    if (batchProblem !== undefined) ctx.problems.push(batchProblem);
+    if (Object.keys(batch.rejected ?? {}).length > 0) {
+      ctx.problems.push(`${batchWhat} had rejections: ${JSON.stringify(batch.rejected)}`);
+    }
+    batched.push(batch);
     log(
       `${what}: ${Math.round(result.admittedPerS ?? 0)} tx/s admitted` +
         `${result.exhausted ? " (ran out of pre-signed transactions)" : ""}; ` +
-        `recover ${Math.round(recover.rawPerS)}/s`,
+        `recover ${Math.round(recover.rawPerS)}/s; batches ${Math.round(batch.admittedPerS ?? 0)} tx/s` +
+        `${batch.exhausted ? " (ran out of pre-signed transactions)" : ""}`,
     );
   }
 
@@ -100,6 +143,7 @@ export async function admissionScenarios(ctx: BenchContext): Promise<ScenarioRes
     recoverOtherCpuPct: recovered.map((r) => Math.round(r.otherCpuPct ?? 0)),
     ...cpuDetails(admitted, []),
   };
+  const batchSeries = series(batched.map((r) => r.admittedPerS ?? 0));
   const title = "`chain_sendSignedTransaction` admitted";
   return [
     {
@@ -123,6 +167,25 @@ export async function admissionScenarios(ctx: BenchContext): Promise<ScenarioRes
       baseline: full,
       ratio: nodeSeries.median / full.median,
       details: {},
+    },
+    {
+      id: "batch-admission-vs-recover",
+      title: `\`chain_sendSignedTransactionBatch\` (${BATCH_TXS} per call) admitted vs secp256k1 recover (1 core)`,
+      unit: "tx/s",
+      nodeLabel: "chain-node dev",
+      baselineLabel: "recover/s",
+      node: batchSeries,
+      baseline: raw,
+      ratio: batchSeries.median / raw.median,
+      details: {
+        admitted: batched.map((r) => r.admitted),
+        durationS: batched.map((r) => r.durationS),
+        exhausted: batched.map((r) => r.exhausted),
+        rejected: batched.map((r) => r.rejected),
+        latencyP50Ms: batched.map((r) => r.latencyP50Ms),
+        latencyP99Ms: batched.map((r) => r.latencyP99Ms),
+        ...cpuDetails(batched, []),
+      },
     },
   ];
 }

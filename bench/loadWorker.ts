@@ -6,7 +6,8 @@
  *  - fixed:     the same request body every time; every response must equal `expectBody` exactly
  *               (autocannon counts others as mismatches), so an error answer cannot pass as load.
  *  - presigned: each request carries the next unused body of `bodiesFile` (a JSON array of request
- *               bodies, from index `offset`); a response counts as admitted when it carries a `result`.
+ *               bodies, from index `offset`); a response counts as admitted when it carries a `result`
+ *               (a hash; for batch bodies an array of hashes, counted as `txsPerBody` transactions).
  */
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
@@ -14,7 +15,7 @@ import autocannon from "autocannon";
 
 export type LoadSpec =
   | (Common & { mode: "fixed"; body: string; expectBody: string })
-  | (Common & { mode: "presigned"; bodiesFile: string; offset?: number });
+  | (Common & { mode: "presigned"; bodiesFile: string; offset?: number; txsPerBody?: number });
 
 interface Common {
   url: string;
@@ -124,8 +125,8 @@ async function presigned(spec: Extract<LoadSpec, { mode: "presigned" }>): Promis
     },
     onResponse: (status, body) => {
       if (!counting) return;
-      if (status === 200 && body.includes('"result":"0x')) {
-        admitted++;
+      if (status === 200 && (body.includes('"result":"0x') || body.includes('"result":["0x'))) {
+        admitted += body.includes('"result":["0x') ? (spec.txsPerBody ?? 1) : 1;
         lastAdmitted = performance.now();
         return;
       }

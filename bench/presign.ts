@@ -5,13 +5,33 @@
  * `/users/<address>` path, which needs no balance. Nonce -1 (unordered) with the current timestamp:
  * valid for the node's replay window (±1 h by default), deduplicated by hash.
  *
- * Usage as a process: node --import tsx bench/presign.ts <count> <out.json> [chainId]
- * writes a JSON array of request bodies (strings) and prints one JSON line {count, ms}.
+ * Usage as a process: node --import tsx bench/presign.ts <count> <out.json> [chainId] [perCall]
+ * writes a JSON array of request bodies (strings) and prints one JSON line {count, ms}. With
+ * perCall > 1 each body is a `chain_sendSignedTransactionBatch` of perCall transactions.
  */
 import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, openSync, writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { isValidPrivateKey, privateKeyToAddress, signObject } from "../src/crypto/index.ts";
+
+/** `count` transactions as `chain_sendSignedTransactionBatch` bodies of `perCall` each. */
+export function presignUserWriteBatches(count: number, chainId: number, perCall: number): string[] {
+  const params = presignUserWrites(count, chainId).map(
+    (body) => (JSON.parse(body) as { params: unknown }).params,
+  );
+  const bodies: string[] = [];
+  for (let i = 0; i < params.length; i += perCall) {
+    bodies.push(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: bodies.length + 1,
+        method: "chain_sendSignedTransactionBatch",
+        params: { tx_list: params.slice(i, i + perCall) },
+      }),
+    );
+  }
+  return bodies;
+}
 
 export function presignUserWrites(count: number, chainId: number, idBase = 1): string[] {
   const bodies: string[] = [];
@@ -42,6 +62,7 @@ if (process.argv[1] !== undefined && import.meta.filename === process.argv[1]) {
   const count = Number(process.argv[2]);
   const out = process.argv[3];
   const chainId = Number(process.argv[4] ?? "100");
+  const perCall = Number(process.argv[5] ?? "1");
   if (!Number.isInteger(count) || out === undefined) {
     console.error("usage: presign.ts <count> <out.json> [chainId]");
     process.exit(2);
@@ -50,7 +71,9 @@ if (process.argv[1] !== undefined && import.meta.filename === process.argv[1]) {
   // fsync now, so that the write-back of these tens of MB cannot land on the disk during the timed
   // runs, where it would compete with the node's journal writes to the same disk.
   const fd = openSync(out, "w");
-  writeFileSync(fd, JSON.stringify(presignUserWrites(count, chainId)));
+  const bodies =
+    perCall > 1 ? presignUserWriteBatches(count, chainId, perCall) : presignUserWrites(count, chainId);
+  writeFileSync(fd, JSON.stringify(bodies));
   fsyncSync(fd);
   closeSync(fd);
   console.log(JSON.stringify({ count, ms: Math.round(performance.now() - started) }));
