@@ -3,8 +3,9 @@
  * autocannon run with a warm-up, printing one JSON line of results on stdout.
  *
  * Usage: node --import tsx bench/loadWorker.ts '<LoadSpec JSON>'
- *  - fixed:     the same request body every time; every response must equal `expectBody` exactly
- *               (autocannon counts others as mismatches), so an error answer cannot pass as load.
+ *  - fixed:     the same request body every time (or, with `bodiesFile`, its bodies in turn); every
+ *               response must equal `expectBody` exactly (autocannon counts others as mismatches), so
+ *               an error answer cannot pass as load.
  *  - presigned: each request carries the next unused body of `bodiesFile` (a JSON array of request
  *               bodies, from index `offset`); a response counts as admitted when it carries a `result`
  *               (a hash; for batch bodies an array of hashes, counted as `txsPerBody` transactions).
@@ -14,7 +15,7 @@ import { performance } from "node:perf_hooks";
 import autocannon from "autocannon";
 
 export type LoadSpec =
-  | (Common & { mode: "fixed"; body: string; expectBody: string })
+  | (Common & { mode: "fixed"; body: string; expectBody: string; bodiesFile?: string })
   | (Common & { mode: "presigned"; bodiesFile: string; offset?: number; txsPerBody?: number });
 
 interface Common {
@@ -83,17 +84,36 @@ function summarize(result: autocannon.Result): Omit<LoadResult, "loadCpuPct"> {
 }
 
 async function fixed(spec: Extract<LoadSpec, { mode: "fixed" }>): Promise<LoadResult> {
-  const base = {
+  const common = {
     url: spec.url,
     connections: spec.connections,
     pipelining: 1,
-    method: "POST" as const,
-    headers: HEADERS,
-    body: spec.body,
-    expectBody: spec.expectBody,
   };
-  if (spec.warmupS > 0) await run({ ...base, duration: spec.warmupS }).done;
-  return measured(() => run({ ...base, duration: spec.durationS }).done);
+  if (spec.bodiesFile === undefined) {
+    const base = { ...common, method: "POST" as const, headers: HEADERS, body: spec.body };
+    const options = { ...base, expectBody: spec.expectBody };
+    if (spec.warmupS > 0) await run({ ...options, duration: spec.warmupS }).done;
+    return measured(() => run({ ...options, duration: spec.durationS }).done);
+  }
+  // autocannon's expectBody cannot be combined with per-request bodies: the answers are compared
+  // here instead, and every one that differs counts as a mismatch as expectBody would count it.
+  const bodies = JSON.parse(readFileSync(spec.bodiesFile, "utf8")) as string[];
+  let next = 0;
+  let mismatches = 0;
+  const requests: autocannon.Request[] = [
+    {
+      method: "POST",
+      headers: HEADERS,
+      setupRequest: (req) => ({ ...req, body: bodies[next++ % bodies.length] as string }),
+      onResponse: (_status, body) => {
+        if (body !== spec.expectBody) mismatches++;
+      },
+    },
+  ];
+  if (spec.warmupS > 0) await run({ ...common, requests, duration: spec.warmupS }).done;
+  mismatches = 0;
+  const result = await measured(() => run({ ...common, requests, duration: spec.durationS }).done);
+  return { ...result, mismatches };
 }
 
 async function presigned(spec: Extract<LoadSpec, { mode: "presigned" }>): Promise<LoadResult> {

@@ -187,12 +187,13 @@ export async function startDevNode(
   name: string,
   home: string,
   blockTimeMs: number,
+  startTimeoutMs = 30_000,
 ): Promise<{ url: string; pid: number | undefined }> {
   const port = await freePort();
   const args = ["bin/chain-node.js", "dev", "--home", home, "--rpc-port", String(port)];
   args.push("--block-time", String(blockTimeMs), "--log-level", "warn");
   const child = spawnNode(name, args);
   const url = `http://127.0.0.1:${port}`;
-  await waitForRpc(child, url);
+  await waitForRpc(child, url, startTimeoutMs);
   return { url, pid: child.child.pid };
 }

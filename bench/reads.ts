@@ -11,7 +11,7 @@ import { loadRun, type Measured, responseProblem } from "./measure.ts";
 import { freePort, post, spawnTs, startDevNode, waitForRpc } from "./procs.ts";
 import { type ScenarioResult, series } from "./report.ts";
 
-interface ReadScenario {
+export interface ReadScenario {
   id: string;
   title: string;
   method: string;
@@ -82,15 +82,12 @@ export async function readScenarios(ctx: BenchContext): Promise<ScenarioResult[]
   const answers = await nodeAnswers(node.url, blockNumber);
 
   const baselineBodies = answers.map((a) => bodyOfLength(Buffer.byteLength(a.nodeBody)));
-  const responsesFile = join(ctx.tmp, "baseline-responses.json");
-  writeFileSync(
-    responsesFile,
-    JSON.stringify(Object.fromEntries(answers.map((a, i) => [a.method, baselineBodies[i]]))),
+  const baseline = await startBaselineServer(
+    ctx,
+    "baseline",
+    Object.fromEntries(answers.map((a, i) => [a.method, baselineBodies[i] as string])),
   );
-  const basePort = await freePort();
-  const baseline = spawnTs("baseline", ["bench/baselineServer.ts", String(basePort), responsesFile]);
-  const baseUrl = `http://127.0.0.1:${basePort}`;
-  await waitForRpc(baseline, baseUrl);
+  const baseUrl = baseline.url;
   const scenarios: ReadScenario[] = [];
   for (const [i, a] of answers.entries()) {
     const reply = await post(baseUrl, a.request);
@@ -102,54 +99,92 @@ export async function readScenarios(ctx: BenchContext): Promise<ScenarioResult[]
 
   const results: ScenarioResult[] = [];
   for (const s of scenarios) {
-    const fixed = {
-      mode: "fixed" as const,
-      body: s.request,
-      connections: settings.connections,
-      durationS: settings.durationS,
-      warmupS: settings.warmupS,
-    };
-    const measure = async (what: string, url: string, expectBody: string, pid: number | undefined) => {
-      const result = await ctx.policy.run<Measured>(
-        what,
-        (r) => r.rps,
-        () => loadRun({ ...fixed, url, expectBody }, pid),
-      );
-      const problem = responseProblem(result, what);
-      if (problem !== undefined) ctx.problems.push(problem);
-      return result;
-    };
-    const nodeRuns: Measured[] = [];
-    const baseRuns: Measured[] = [];
-    for (let run = 1; run <= settings.runs; run++) {
-      const n = await measure(`${s.id} run ${run} (node)`, node.url, s.nodeBody, node.pid);
-      const b = await measure(`${s.id} run ${run} (baseline)`, baseUrl, s.baselineBody, baseline.child.pid);
-      nodeRuns.push(n);
-      baseRuns.push(b);
-      log(`${s.id} run ${run}: node ${Math.round(n.rps)} req/s, baseline ${Math.round(b.rps)} req/s`);
-    }
-    const nodeSeries = series(nodeRuns.map((r) => r.rps));
-    const baseSeries = series(baseRuns.map((r) => r.rps));
-    results.push({
-      id: s.id,
-      title: `${s.title}, ${Buffer.byteLength(s.nodeBody).toLocaleString("en-US")} B answer`,
-      unit: "req/s",
-      nodeLabel: "chain-node dev",
-      baselineLabel: "req/s (bare node:http)",
-      node: nodeSeries,
-      baseline: baseSeries,
-      ratio: nodeSeries.median / baseSeries.median,
-      details: {
-        responseBodyBytes: Buffer.byteLength(s.nodeBody),
-        nodeResponseHeaderBytes: s.nodeHeaderBytes,
-        baselineResponseHeaderBytes: s.baselineHeaderBytes,
-        nodeLatencyP50Ms: nodeRuns.map((r) => r.latencyP50Ms),
-        nodeLatencyP99Ms: nodeRuns.map((r) => r.latencyP99Ms),
-        baselineLatencyP50Ms: baseRuns.map((r) => r.latencyP50Ms),
-        baselineLatencyP99Ms: baseRuns.map((r) => r.latencyP99Ms),
-        ...cpuDetails(nodeRuns, baseRuns),
-      },
-    });
+    results.push(await compareReads(ctx, s, { url: node.url, pid: node.pid }, baseline));
   }
   return results;
+}
+
+/** A server under load: where it answers and its process (for CPU sampling). */
+export interface LoadTarget {
+  url: string;
+  pid: number | undefined;
+}
+
+/**
+ * One read scenario: node and baseline runs alternate (settings.runs each), every response must be
+ * byte-identical to the expected body; returns the medians, their ratio and the CPU details.
+ */
+export async function compareReads(
+  ctx: BenchContext,
+  s: ReadScenario & { bodiesFile?: string },
+  node: LoadTarget,
+  baseline: LoadTarget,
+  extraDetails: Record<string, unknown> = {},
+): Promise<ScenarioResult> {
+  const { settings, log } = ctx;
+  const fixed = {
+    mode: "fixed" as const,
+    body: s.request,
+    ...(s.bodiesFile === undefined ? {} : { bodiesFile: s.bodiesFile }),
+    connections: settings.connections,
+    durationS: settings.durationS,
+    warmupS: settings.warmupS,
+  };
+  const measure = async (what: string, target: LoadTarget, expectBody: string) => {
+    const result = await ctx.policy.run<Measured>(
+      what,
+      (r) => r.rps,
+      () => loadRun({ ...fixed, url: target.url, expectBody }, target.pid),
+    );
+    const problem = responseProblem(result, what);
+    if (problem !== undefined) ctx.problems.push(problem);
+    return result;
+  };
+  const nodeRuns: Measured[] = [];
+  const baseRuns: Measured[] = [];
+  for (let run = 1; run <= settings.runs; run++) {
+    const n = await measure(`${s.id} run ${run} (node)`, node, s.nodeBody);
+    const b = await measure(`${s.id} run ${run} (baseline)`, baseline, s.baselineBody);
+    nodeRuns.push(n);
+    baseRuns.push(b);
+    log(`${s.id} run ${run}: node ${Math.round(n.rps)} req/s, baseline ${Math.round(b.rps)} req/s`);
+  }
+  const nodeSeries = series(nodeRuns.map((r) => r.rps));
+  const baseSeries = series(baseRuns.map((r) => r.rps));
+  return {
+    id: s.id,
+    title: `${s.title}, ${Buffer.byteLength(s.nodeBody).toLocaleString("en-US")} B answer`,
+    unit: "req/s",
+    nodeLabel: "chain-node dev",
+    baselineLabel: "req/s (bare node:http)",
+    node: nodeSeries,
+    baseline: baseSeries,
+    ratio: nodeSeries.median / baseSeries.median,
+    details: {
+      ...extraDetails,
+      responseBodyBytes: Buffer.byteLength(s.nodeBody),
+      nodeResponseHeaderBytes: s.nodeHeaderBytes,
+      baselineResponseHeaderBytes: s.baselineHeaderBytes,
+      nodeLatencyP50Ms: nodeRuns.map((r) => r.latencyP50Ms),
+      nodeLatencyP99Ms: nodeRuns.map((r) => r.latencyP99Ms),
+      baselineLatencyP50Ms: baseRuns.map((r) => r.latencyP50Ms),
+      baselineLatencyP99Ms: baseRuns.map((r) => r.latencyP99Ms),
+      ...cpuDetails(nodeRuns, baseRuns),
+    },
+  };
+}
+
+/** Starts bench/baselineServer.ts answering `responses` (method → body); resolves once it serves. */
+export async function startBaselineServer(
+  ctx: BenchContext,
+  name: string,
+  responses: Record<string, string>,
+): Promise<LoadTarget> {
+  const responsesFile = join(ctx.tmp, `${name}-responses.json`);
+  writeFileSync(responsesFile, JSON.stringify(responses));
+  const port = await freePort();
+  const server = spawnTs(name, ["bench/baselineServer.ts", String(port), responsesFile]);
+  const url = `http://127.0.0.1:${port}`;
+  await waitForRpc(server, url);
+  return { url, pid: server.child.pid };
 }

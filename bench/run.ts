@@ -5,6 +5,8 @@
  *     bare `node:http` JSON-RPC server answering bodies of the same byte length; autocannon in a
  *     third process (bench/loadWorker.ts), 32 connections, 1 s warm-up + 5 s, pipelining 1, node and
  *     baseline alternately, 3 runs each.
+ *  1b. state reads (bench/stateReads.ts): `chain_getBalance` of random accounts on a dev node whose
+ *     genesis funds 1,000,000 accounts, against the bare server; and that node's RSS.
  *  2. admission (bench/admission.ts): a second dev node takes pre-signed unordered `/users/<sender>`
  *     writes from fresh keys over 32 connections; the baseline is secp256k1 recovery on one core,
  *     alternating with the admission runs.
@@ -15,7 +17,7 @@
  * Prints a Markdown table on stdout (progress on stderr) and writes bench/results/latest.json.
  * Every child process is stopped and every temporary home removed, also on failure and Ctrl-C.
  * Environment knobs: BENCH_DURATION_S (5), BENCH_WARMUP_S (1), BENCH_RUNS (3), BENCH_ADMISSION_TXS
- * (pre-signed transactions per admission run, 40000), BENCH_ONLY (reads | admission | network | execution),
+ * (pre-signed transactions per admission run, 40000), BENCH_ONLY (reads | state | admission | network | execution), BENCH_STATE_ACCOUNTS (1000000),
  * BENCH_EXEC_BLOCKS (8), BENCH_EXEC_ACCOUNTS (1000000), BENCH_EXEC_CPU_PROF_DIR.
  */
 import { execFileSync } from "node:child_process";
@@ -30,6 +32,7 @@ import { killAllSync, ROOT, stopAll } from "./procs.ts";
 import { executionScenarios } from "./execution.ts";
 import { networkScenarios } from "./network.ts";
 import { readScenarios } from "./reads.ts";
+import { stateReadScenarios } from "./stateReads.ts";
 import { cpuTable, markdownTable, type ScenarioResult, writeJson } from "./report.ts";
 
 const envInt = (name: string, fallback: number) => {
@@ -42,11 +45,12 @@ const only = (onlyFlag >= 0 ? process.argv[onlyFlag + 1] : undefined) ?? process
 if (
   only !== "all" &&
   only !== "reads" &&
+  only !== "state" &&
   only !== "admission" &&
   only !== "network" &&
   only !== "execution"
 ) {
-  throw new Error("--only (or BENCH_ONLY) is reads, admission, network or execution (unset: all)");
+  throw new Error("--only (or BENCH_ONLY) is reads, state, admission, network or execution (unset: all)");
 }
 const settings: Settings = {
   connections: 32,
@@ -60,6 +64,7 @@ const settings: Settings = {
   admissionNodeBlockTimeMs: 3_600_000,
   disturbedRepeats: 6,
   only,
+  stateAccounts: envInt("BENCH_STATE_ACCOUNTS", 1_000_000),
   netBlockTimeMs: envInt("BENCH_NET_BLOCK_TIME_MS", 200),
   netCores: 2,
   netWarmupS: envInt("BENCH_NET_WARMUP_S", 5),
@@ -126,10 +131,11 @@ const ctx: BenchContext = {
 const results: ScenarioResult[] = [];
 try {
   log(`settings ${JSON.stringify(settings)}`);
-  const runs = (part: "reads" | "admission" | "network" | "execution") =>
-    settings.only === "all" || settings.only === part;
+  const runs = (part: Settings["only"]) => settings.only === "all" || settings.only === part;
   if (runs("reads")) results.push(...(await readScenarios(ctx)));
   await stopAll(); // the reads node and the baseline server
+  if (runs("state")) results.push(...(await stateReadScenarios(ctx)));
+  await stopAll(); // the 1M-account node and its baseline server
   if (runs("admission")) results.push(...(await admissionScenarios(ctx)));
   await stopAll(); // the admission node
   if (runs("network")) results.push(...(await networkScenarios(ctx)));
