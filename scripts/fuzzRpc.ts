@@ -3,6 +3,7 @@
  * as many inputs as asked, against a dev node in its own process (test/fuzz/targetMain.ts).
  *
  *     npm run fuzz:rpc -- [--runs N] [--seed S]        (default 1,000,000 inputs, random seed)
+ *     npm run fuzz:rpc -- --tx [--runs N] [--seed S]   (transaction mutations, test/fuzz/txMutations.ts)
  *
  * Reports inputs tried, inputs per second, the node's RSS before and after, and every failure
  * with its seed and counterexample. Exits 1 on any failure. The node is stopped in a `finally`.
@@ -21,6 +22,7 @@ const { values } = parseArgs({
   options: {
     runs: { type: "string", default: "1000000" },
     seed: { type: "string" },
+    tx: { type: "boolean", default: false },
   },
 });
 const runs = Number(values.runs);
@@ -33,6 +35,10 @@ const out = (line: string): void => {
 const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
 async function main(): Promise<number> {
+  if (values.tx) {
+    const { runTxFuzzScript } = await import("../test/fuzz/txMutations.ts");
+    return runTxFuzzScript(runs, seed, out);
+  }
   const node = await startFuzzTarget();
   const context = await createFuzzContext(node.url, node.addresses).catch(async (error: unknown) => {
     await node.stop();

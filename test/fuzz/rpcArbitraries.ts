@@ -72,7 +72,7 @@ export interface RpcTarget {
 /** A keep-alive HTTP client for one node URL (127.0.0.1). */
 export function createTarget(url: string): RpcTarget {
   const { hostname, port } = new URL(url);
-  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+  const agent = new Agent({ keepAlive: true, maxSockets: 8 });
   return {
     send(body, options = {}) {
       const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body);
