@@ -24,8 +24,13 @@ import { type FuzzTarget, startFuzzTarget } from "../fuzz/target.ts";
 
 /** Inputs in CI (the file takes about 25 s on the shared 2-core machine). */
 const CI_INPUTS = 21_000;
-/** Resident memory the node may gain over the run (VmRSS of its process). */
-const MAX_RSS_GROWTH_BYTES = 200 * 1024 * 1024;
+/**
+ * Resident memory the node may gain over the run (VmRSS of its process). Its heap grows to a
+ * working size and stays there: measured +167 MiB over this run (190 -> 357 MiB) and +236 MiB
+ * over 300,000 inputs of `npm run fuzz:rpc`, flat from 100,000 on (docs/reliability.md). A body
+ * kept per request (the 21 over-limit ones alone are 105 MiB) or a leak per input shows here.
+ */
+const MAX_RSS_GROWTH_BYTES = 256 * 1024 * 1024;
 /** A fixed seed so CI is repeatable; FUZZ_SEED overrides it. */
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_106);
 
