@@ -14,7 +14,11 @@ const KEY = hexToBytes("0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a8
 /** Valid jobs, and each third one broken in a different way (tampered body, other chain, garbage). */
 function jobs(count: number): SignedHashJob[] {
   return Array.from({ length: count }, (_, i) => {
-    const body = { nonce: -1, timestamp: i, operation: { type: "SET_VALUE", ref: `/users/x/${i}`, value: i } };
+    const body = {
+      nonce: -1,
+      timestamp: i,
+      operation: { type: "SET_VALUE", ref: `/users/x/${i}`, value: i },
+    };
     const job = { canonical: canonicalJson(body), signature: signObject(body, KEY, 7), chainId: 7 };
     if (i % 9 === 3) return { ...job, canonical: canonicalJson({ ...body, timestamp: i + 1 }) };
     if (i % 9 === 6) return { ...job, chainId: 8 };
