@@ -17,6 +17,7 @@ import {
   TendermintEngine,
   type ValidatorKey,
 } from "../consensus/index.ts";
+import type { SignatureVerifier } from "../crypto/index.ts";
 import { type GossipTopic, P2PNetwork, type PeerStatus, type Verdict } from "../p2p/index.ts";
 import type { LmdbStore } from "../storage/index.ts";
 import { BlockSync, serveBlocks } from "../sync/index.ts";
@@ -51,6 +52,8 @@ export interface NetworkParts {
   /** Absent on a full node: it follows consensus without voting. */
   validator: ValidatorKey | undefined;
   nodeKey: Uint8Array;
+  /** Signature checks off the event loop (worker threads), for sync; undefined: on the loop. */
+  verifier: SignatureVerifier | undefined;
   log: Logger;
 }
 
@@ -163,6 +166,7 @@ export class NetworkServices {
         },
         onProgress: (head, target) => this.progress.update(head, target),
         log: logWith(syncLog),
+        ...(parts.verifier === undefined ? {} : { verifier: parts.verifier }),
       },
     );
     this.p2p.onPeerStatus = (_peer, status) => {

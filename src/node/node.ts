@@ -142,7 +142,16 @@ export class ChainNode {
       );
       const restored = await admission.restore(store.loadPending());
 
-      const blocks = await startBlockMaking({ options, genesis, chain, store, admission, mode, log });
+      const blocks = await startBlockMaking({
+        options,
+        genesis,
+        chain,
+        store,
+        admission,
+        verifier,
+        mode,
+        log,
+      });
       started = blocks;
 
       const chainView: RpcChainView = {
@@ -252,10 +261,11 @@ async function startBlockMaking(parts: {
   chain: Chain;
   store: LmdbStore;
   admission: Admission;
+  verifier: SignatureWorkers | undefined;
   mode: NodeMode;
   log: Logger;
 }): Promise<BlockMaking> {
-  const { options, genesis, chain, store, admission, mode, log } = parts;
+  const { options, genesis, chain, store, admission, verifier, mode, log } = parts;
   if (mode.kind === "network") {
     const services = await NetworkServices.start({
       options,
@@ -265,6 +275,7 @@ async function startBlockMaking(parts: {
       admission,
       validator: mode.validator,
       nodeKey: mode.nodeKey,
+      verifier,
       log,
     });
     return networkBlockMaking(services);

@@ -6,12 +6,16 @@ import {
   type ExecutedBlock,
   hashHeader,
   InvalidBlockError,
+  prepareSignedTx,
   type ProposedBlock,
   type StoredBlock,
   type Tx,
+  TxRejectedError,
+  txBody,
   type Validator,
   verifyCommit,
 } from "../chain/index.ts";
+import type { SignatureVerifier, SignedHashJob } from "../crypto/index.ts";
 import { SignedProposalSchema } from "../consensus/index.ts";
 
 /**
@@ -84,7 +88,11 @@ export interface BlockSource {
 export interface SyncChain {
   head(): StoredBlock;
   validatorsAt(height: number): Validator[];
-  executeProposed(block: ProposedBlock, limits: { maxTxBytes: number }): Promise<ExecutedBlock>;
+  executeProposed(
+    block: ProposedBlock,
+    limits: { maxTxBytes: number },
+    alreadyVerified?: (tx: Tx) => boolean,
+  ): Promise<ExecutedBlock>;
   commit(executed: ExecutedBlock, commit: Commit, signers: string[]): Promise<StoredBlock>;
   abandon(): void;
 }
@@ -99,6 +107,12 @@ export interface SyncOptions {
   onBlock?(block: StoredBlock, executed: ExecutedBlock): void;
   onProgress?(head: number, target: number): void;
   log(level: "debug" | "info" | "warn", message: string, fields?: Record<string, unknown>): void;
+  /**
+   * Checks transaction signatures ahead of execution (on worker threads), so the event loop only
+   * executes: a block's signatures are checked while the blocks before it execute. Without it the
+   * block check verifies each signature itself, on the event loop.
+   */
+  verifier?: SignatureVerifier;
 }
 
 export class BlockSync {
@@ -195,8 +209,11 @@ export class BlockSync {
       return false;
     }
     if (response.length === 0) return false;
-    for (const item of response) {
-      const reason = await this.options.exclusive(() => this.apply(item));
+    // Every block's signature checks start now; block i waits only for its own.
+    const verified = response.map((item) => this.verifySignatures(item));
+    for (const [i, item] of response.entries()) {
+      const alreadyVerified = await verified[i];
+      const reason = await this.options.exclusive(() => this.apply(item, alreadyVerified));
       if (reason !== undefined) {
         this.options.log("warn", "peer served an invalid block", { peer, reason });
         this.source.penalize(peer, reason);
@@ -206,8 +223,41 @@ export class BlockSync {
     return true;
   }
 
+  /**
+   * The transactions of `item` whose signature checks out exactly as admission would find it
+   * (same hash, same signer, same lower-case signature), as a predicate for the block check; the
+   * block check verifies any other transaction itself, and refuses the block if one fails.
+   */
+  private async verifySignatures(item: unknown): Promise<((tx: Tx) => boolean) | undefined> {
+    const { verifier } = this.options;
+    if (verifier === undefined || !isSyncBlock(item)) return undefined;
+    const limits = { chainId: this.options.chainId, maxTxBytes: this.options.maxTxBytes };
+    const jobs: { tx: Tx; job: SignedHashJob }[] = [];
+    for (const tx of item.txs) {
+      try {
+        jobs.push({ tx, job: prepareSignedTx({ signature: tx.signature, transaction: txBody(tx) }, limits) });
+      } catch (error) {
+        if (!(error instanceof TxRejectedError)) throw error;
+      }
+    }
+    const results = await verifier.verify(jobs.map((j) => j.job));
+    const good = new Set<Tx>();
+    for (const [i, { tx }] of jobs.entries()) {
+      const result = results[i];
+      if (
+        result?.ok === true &&
+        result.hash === tx.hash &&
+        result.signer === tx.address &&
+        tx.signature === tx.signature.toLowerCase()
+      ) {
+        good.add(tx);
+      }
+    }
+    return (tx) => good.has(tx);
+  }
+
   /** Verifies and commits one block; returns why it was refused, or undefined. */
-  private async apply(item: unknown): Promise<string | undefined> {
+  private async apply(item: unknown, alreadyVerified?: (tx: Tx) => boolean): Promise<string | undefined> {
     if (!isSyncBlock(item)) return "malformed block";
     const head = this.chain.head().header.number;
     // Consensus may have committed it while this response was on its way.
@@ -221,7 +271,11 @@ export class BlockSync {
     if (!check.ok) return `commit: ${check.message}`;
     let executed: ExecutedBlock;
     try {
-      executed = await this.chain.executeProposed(item, { maxTxBytes: this.options.maxTxBytes });
+      executed = await this.chain.executeProposed(
+        item,
+        { maxTxBytes: this.options.maxTxBytes },
+        alreadyVerified,
+      );
     } catch (error) {
       if (error instanceof InvalidBlockError) return error.message;
       throw error;

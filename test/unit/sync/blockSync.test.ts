@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { Chain } from "../../../src/chain/index.ts";
+import { Chain, type Tx, verifySignedTx } from "../../../src/chain/index.ts";
+import {
+  inlineVerifier,
+  type SignatureVerifier,
+  type SignedHashJob,
+  signObject,
+} from "../../../src/crypto/index.ts";
 import { type BlockSource, BlockSync, type SyncBlock, serveBlocks } from "../../../src/sync/index.ts";
 import { MemoryStore } from "../../helpers/memoryStore.ts";
 import { SIM_CHAIN_ID, SimNetwork } from "../../helpers/consensusNet.ts";
@@ -32,13 +38,37 @@ async function freshChain(net: SimNetwork): Promise<{ chain: Chain; store: Memor
   return { chain, store };
 }
 
-function syncOf(chain: Chain, source: BlockSource): BlockSync {
+function syncOf(chain: Chain, source: BlockSource, verifier?: SignatureVerifier): BlockSync {
   return new BlockSync(chain, source, {
     chainId: SIM_CHAIN_ID,
     maxTxBytes: 100 * 1024,
     batch: 5,
     exclusive: (task) => task(),
     log: () => undefined,
+    ...(verifier === undefined ? {} : { verifier }),
+  });
+}
+
+/** Unordered transfers from the first non-validator account, as block-form transactions. */
+function transfers(net: SimNetwork, count: number): Tx[] {
+  const sender = net.accounts[net.accounts.length - 1];
+  const to = net.accounts[0];
+  assert.ok(sender && to);
+  return Array.from({ length: count }, (_, i) => {
+    const transaction = {
+      nonce: -1,
+      timestamp: Date.now(),
+      operation: {
+        type: "SET_VALUE",
+        ref: `/transfer/${sender.address}/${to.address}/s${i}/value`,
+        value: 1,
+      },
+    };
+    const input = {
+      signature: signObject(transaction, Buffer.from(sender.privateKey.slice(2), "hex"), SIM_CHAIN_ID),
+      transaction,
+    };
+    return verifySignedTx(input as never, { chainId: SIM_CHAIN_ID, maxTxBytes: 100 * 1024 });
   });
 }
 
@@ -46,8 +76,10 @@ describe("BlockSync", () => {
   const net = new SimNetwork(4);
   before(async () => {
     await net.start();
+    const txs = transfers(net, 30);
+    for (const node of net.nodes) node.pool.txs.push(...txs);
     const deadline = Date.now() + 15_000;
-    while (Math.min(...net.heads()) < 12) {
+    while (Math.min(...net.heads()) < 12 || net.nodes.some((n) => n.pool.txs.length > 0)) {
       assert.ok(Date.now() < deadline, "validators reach height 12");
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -80,5 +112,35 @@ describe("BlockSync", () => {
     await syncOf(chain, source).trigger();
     assert.deepEqual(source.penalized.sort(), ["peer0", "peer1", "peer2"]);
     assert.ok(chain.head().header.number >= Math.max(...net.heads()) - 1, "synced from peer3");
+  });
+
+  it("checks transaction signatures on the verifier, and still refuses a block with a forged one", async () => {
+    const jobs: SignedHashJob[] = [];
+    const counting: SignatureVerifier = {
+      verify: (batch) => {
+        jobs.push(...batch);
+        return inlineVerifier.verify(batch);
+      },
+      close: async () => undefined,
+    };
+    const committedTxs = net.nodes[0]?.blocks.reduce((n, b) => n + b.tx_hashes.length, 0) ?? 0;
+    assert.ok(committedTxs >= 30, `the chain holds the transfers (${committedTxs})`);
+    const forge = (b: SyncBlock): SyncBlock => {
+      const [first, ...rest] = b.txs;
+      if (first === undefined) return b;
+      // Same shape, another signer: the predicate must not vouch for it, the block check must refuse it.
+      const other = net.accounts[1];
+      assert.ok(other);
+      return { ...b, txs: [{ ...first, address: other.address }, ...rest] };
+    };
+    const { chain, store } = await freshChain(net);
+    const source = sourceOf(net, { peer0: forge, peer1: forge, peer2: forge });
+    await syncOf(chain, source, counting).trigger();
+    assert.deepEqual(source.penalized.sort(), ["peer0", "peer1", "peer2"]);
+    const head = chain.head().header.number;
+    assert.ok(head >= Math.max(...net.heads()) - 1, "synced from peer3");
+    for (let h = 1; h <= head; h++)
+      assert.equal(store.getBlock(h)?.hash, net.nodes[3]?.store.getBlock(h)?.hash);
+    assert.ok(jobs.length >= 30, `signatures went to the verifier (${jobs.length})`);
   });
 });
