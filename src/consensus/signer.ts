@@ -1,4 +1,5 @@
 import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
+import { failpoint } from "../chain/index.ts";
 import { canonicalJson, privateKeyToAddress } from "../crypto/index.ts";
 import { type ProposalBody, signBody, type VoteBody } from "./messages.ts";
 
@@ -64,8 +65,11 @@ export class ConsensusSigner {
       }
     }
     const signed: SignedRecord = { ...record, body, signature: signBody(body, this.key) };
+    failpoint("sign.beforeLog");
     writeSync(this.fd, `${JSON.stringify(signed)}\n`);
+    failpoint("sign.afterLogWrite");
     fsyncSync(this.fd);
+    failpoint("sign.afterFsync");
     this.last = signed;
     return signed.signature;
   }

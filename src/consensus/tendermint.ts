@@ -1,4 +1,4 @@
-import { type Commit, hashHeader, type ProposedBlock, type Validator } from "../chain/index.ts";
+import { type Commit, failpoint, hashHeader, type ProposedBlock, type Validator } from "../chain/index.ts";
 import {
   type ProposalBody,
   recoverBodySigner,
@@ -268,6 +268,7 @@ export class TendermintEngine {
     const signed: SignedProposal = { proposal: body, signature, block };
     this.proposals.set(round, { signed, hash: body.block_hash, valid: true });
     this.host.broadcast({ kind: "proposal", ...signed });
+    failpoint("sign.afterSend");
   }
 
   private async handle(message: ConsensusMessage, signer: string): Promise<void> {
@@ -423,6 +424,7 @@ export class TendermintEngine {
     const signed: SignedVote = { vote: body, signature };
     this.votes.add(signed, this.signer.address);
     this.host.broadcast({ kind: "vote", ...signed });
+    failpoint("sign.afterSend");
   }
 
   /** Signs through the double-sign guard; a refusal means we stay silent this step. */
