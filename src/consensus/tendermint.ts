@@ -227,6 +227,18 @@ export class TendermintEngine {
       if (generation !== this.heightStarts || this.height !== height || this.decided || this.roundStarted)
         return;
       await this.startRound(round);
+      if (last !== undefined && last.height === height) {
+        // Resumed in a round we had signed in before a crash: the guard now refuses every step of
+        // it but the identical last message, and our votes of it are lost to this process. When
+        // no one else can end the round (a validator with more than 2/3 of the stake, e.g. a
+        // one-validator network), nothing would ever fire and the height stalled for good
+        // (test/e2e/failpoints.test.ts, sign.afterFsync). So the round gets a deadline: a whole
+        // round's timeouts, then the next round, as a precommit timeout would.
+        this.after(
+          this.timeouts.proposeMs + this.timeouts.proposeDeltaMs * round + 2 * this.voteTimeout(round),
+          () => this.onTimeoutPrecommit(height, round),
+        );
+      }
       const buffered = this.nextHeight.splice(0);
       for (const message of buffered) this.receive(message);
       this.scheduleRebroadcast(height);
