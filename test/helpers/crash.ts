@@ -422,9 +422,9 @@ export class BlockWatcher {
   }
 }
 
-/** Every block seen before (at any earlier run) is still there with the same hash. */
+/** Every block seen before (at any earlier run) is still there with the same hash; `blocks[n]` is block n. */
 export function checkSeenBlocks(
-  blocks: readonly BlockJson[],
+  blocks: readonly { hash: string }[],
   seen: ReadonlyMap<number, string>,
   context: string,
 ): void {
