@@ -1,7 +1,16 @@
-import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  writeSync,
+} from "node:fs";
 import { failpoint } from "../chain/index.ts";
 import { canonicalJson, privateKeyToAddress } from "../crypto/index.ts";
-import { type ProposalBody, signBody, type VoteBody } from "./messages.ts";
+import { type ProposalBody, type SignedProposal, signBody, type VoteBody } from "./messages.ts";
 
 /** Steps in the order a validator signs them within a round. */
 const STEP = { proposal: 1, prevote: 2, precommit: 3 } as const;
@@ -30,25 +39,75 @@ export class ConsensusSigner {
   readonly address: string;
   private readonly key: Uint8Array;
   private readonly fd: number;
+  private readonly proposalPath: string;
   private last: SignedRecord | undefined;
+  /** What the tail of the log held at open: the records a restart mid-height resumes from. */
+  private readonly opened: SignedRecord[];
+  private saved: SignedProposal | undefined;
 
-  private constructor(key: Uint8Array, fd: number, last: SignedRecord | undefined) {
+  private constructor(key: Uint8Array, fd: number, tail: SignedRecord[], proposalPath: string) {
     this.key = key;
     this.address = privateKeyToAddress(key);
     this.fd = fd;
-    this.last = last;
+    this.opened = tail;
+    this.last = tail.at(-1);
+    this.proposalPath = proposalPath;
+    this.saved = loadProposal(proposalPath);
   }
 
-  /** Opens (or creates) the log at `path`; resumes from its last complete record. */
+  /**
+   * Opens (or creates) the log at `path`; resumes from its last complete record. Beside it,
+   * `<name>.proposal.json` keeps the proposal (with its block) this validator last proposed or
+   * voted for.
+   */
   static open(path: string, key: Uint8Array): ConsensusSigner {
     const fd = openSync(path, "a+");
-    const last = lastRecord(fd);
+    const tail = tailRecords(fd);
     endWithNewline(fd); // so a torn line never swallows the next record
-    return new ConsensusSigner(key, fd, last);
+    return new ConsensusSigner(key, fd, tail, `${path.replace(/\.jsonl$/, "")}.proposal.json`);
   }
 
   lastSigned(): SignedRecord | undefined {
     return this.last;
+  }
+
+  /** The records of `height` the log held when it was opened (a restart resumes with them). */
+  signedAtOpen(height: number): SignedRecord[] {
+    return this.opened.filter((record) => record.height === height);
+  }
+
+  /**
+   * Keeps `proposal` durably (write, fsync, rename) before this validator signs it or votes for
+   * its block, so that a restart mid-height still holds the block its signatures are about: without
+   * it, a validator that precommitted a block and crashed before committing it could only go on to
+   * another block at that height — with more than 2/3 of the stake (a one-validator network) its
+   * lone precommit may already have been a certificate of the first one, and that is a fork.
+   */
+  saveProposal(proposal: SignedProposal): void {
+    const saved = this.saved;
+    if (
+      saved !== undefined &&
+      saved.proposal.height === proposal.proposal.height &&
+      saved.proposal.round === proposal.proposal.round &&
+      saved.proposal.block_hash === proposal.proposal.block_hash
+    ) {
+      return;
+    }
+    const temporary = `${this.proposalPath}.tmp`;
+    const fd = openSync(temporary, "w");
+    try {
+      writeSync(fd, JSON.stringify(proposal));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, this.proposalPath);
+    this.saved = proposal;
+  }
+
+  /** The proposal last kept by saveProposal (also across a restart). */
+  savedProposal(): SignedProposal | undefined {
+    return this.saved;
   }
 
   /** Signs `body`, or throws DoubleSignError when that could contradict an earlier signature. */
@@ -83,23 +142,34 @@ function compare(a: { height: number; round: number; step: number }, b: SignedRe
   return a.height - b.height || a.round - b.round || a.step - b.step;
 }
 
-/** The last complete line of the log: a torn last line was never fsynced, so never sent. */
-function lastRecord(fd: number): SignedRecord | undefined {
+/**
+ * The complete records in the last 64 KiB of the log, oldest first: a torn last line was never
+ * fsynced, so never sent; the first line of the window may be cut. A height's own signatures
+ * (three per round) are far fewer than the window holds.
+ */
+function tailRecords(fd: number): SignedRecord[] {
   const size = fstatSync(fd).size;
   const length = Math.min(size, 64 * 1024);
   const buffer = Buffer.alloc(length);
   readSync(fd, buffer, 0, length, size - length);
-  const lines = buffer.toString("utf8").split("\n");
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const line = lines[i];
-    if (line === undefined || line === "") continue;
+  const records: SignedRecord[] = [];
+  for (const line of buffer.toString("utf8").split("\n")) {
+    if (line === "") continue;
     try {
-      return JSON.parse(line) as SignedRecord;
+      records.push(JSON.parse(line) as SignedRecord);
     } catch {
-      // a torn write at the end, or the cut start of the window: look further back
+      // a torn write at the end, or the cut start of the window
     }
   }
-  return undefined;
+  return records;
+}
+
+function loadProposal(path: string): SignedProposal | undefined {
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as SignedProposal;
+  } catch {
+    return undefined; // none yet (a torn write never happens: it is renamed into place)
+  }
 }
 
 function endWithNewline(fd: number): void {

@@ -226,14 +226,19 @@ export class TendermintEngine {
       // Only the latest start of this height may begin its first round, and only once.
       if (generation !== this.heightStarts || this.height !== height || this.decided || this.roundStarted)
         return;
+      const resumed = last !== undefined && last.height === height;
+      if (resumed) {
+        await this.restoreSigned(height);
+        if (this.height !== height || this.decided || this.roundStarted) return;
+      }
       await this.startRound(round);
-      if (last !== undefined && last.height === height) {
-        // Resumed in a round we had signed in before a crash: the guard now refuses every step of
-        // it but the identical last message, and our votes of it are lost to this process. When
-        // no one else can end the round (a validator with more than 2/3 of the stake, e.g. a
-        // one-validator network), nothing would ever fire and the height stalled for good
-        // (test/e2e/failpoints.test.ts, sign.afterFsync). So the round gets a deadline: a whole
-        // round's timeouts, then the next round, as a precommit timeout would.
+      if (resumed) {
+        // Resumed in a round we had signed in before a crash: the guard refuses every step of it
+        // but the identical last message. If what was signed could not all be restored (a crash
+        // between signing our proposal and keeping it) and no one else can end the round (a
+        // validator with more than 2/3 of the stake, e.g. a one-validator network), nothing would
+        // ever fire and the height stalled for good (test/e2e/failpoints.test.ts). So the round
+        // gets a deadline: a whole round's timeouts, then the next round, as a precommit timeout.
         this.after(
           this.timeouts.proposeMs + this.timeouts.proposeDeltaMs * round + 2 * this.voteTimeout(round),
           () => this.onTimeoutPrecommit(height, round),
@@ -262,7 +267,47 @@ export class TendermintEngine {
     await this.evaluate();
   }
 
+  /**
+   * After a restart mid-height: takes back what this validator signed at `height` before the
+   * crash — the proposal it proposed or voted for (kept with its block by the signer), its
+   * prevotes and precommits, and the lock its precommit made — so it goes on from where it was,
+   * as Algorithm 1 assumes of a correct process, instead of forgetting ("amnesia"): a validator
+   * that forgot its precommit could go on to commit another block at the height, and with more
+   * than 2/3 of the stake its lone precommit may already have certified the first one.
+   */
+  private async restoreSigned(height: number): Promise<void> {
+    const signer = this.signer;
+    if (signer === undefined || this.votes === undefined) return;
+    const saved = signer.savedProposal();
+    if (
+      saved !== undefined &&
+      saved.proposal.height === height &&
+      !this.proposals.has(saved.proposal.round)
+    ) {
+      const valid = await this.host.checkBlock(saved.block);
+      if (this.height !== height) return;
+      this.proposals.set(saved.proposal.round, { signed: saved, hash: saved.proposal.block_hash, valid });
+    }
+    for (const record of signer.signedAtOpen(height)) {
+      const body = record.body;
+      if (body.type === "proposal") continue;
+      this.votes.add({ vote: body, signature: record.signature }, signer.address);
+      if (body.type !== "precommit" || body.block_hash === "" || record.round <= this.locked.round) continue;
+      const proposal = [...this.proposals.values()].find((p) => p.valid && p.hash === body.block_hash);
+      if (proposal === undefined) continue;
+      this.locked = { round: record.round, proposal };
+      this.valid = { round: record.round, proposal };
+    }
+    this.host.log("info", "resumed a height signed in before a restart", {
+      height,
+      restoredProposal: saved?.proposal.height === height,
+      lockedRound: this.locked.round,
+    });
+  }
+
   private async propose(height: number, round: number): Promise<void> {
+    // Our own proposal of this round, restored after a restart: it stands (the guard would refuse another).
+    if (this.proposals.has(round)) return;
     const reuse = this.valid.proposal;
     const block =
       reuse?.signed.block ??
@@ -278,6 +323,8 @@ export class TendermintEngine {
     const signature = this.sign(body);
     if (signature === undefined) return;
     const signed: SignedProposal = { proposal: body, signature, block };
+    // Kept before anyone can see it; a crash before this leaves a proposal no one received.
+    this.signer?.saveProposal(signed);
     this.proposals.set(round, { signed, hash: body.block_hash, valid: true });
     this.host.broadcast({ kind: "proposal", ...signed });
     failpoint("sign.afterSend");
@@ -431,6 +478,11 @@ export class TendermintEngine {
       round: this.round,
       block_hash: blockHash,
     };
+    if (blockHash !== "") {
+      // The block this vote is about is kept before the vote is signed (see restoreSigned).
+      const proposal = [...this.proposals.values()].find((p) => p.hash === blockHash);
+      if (proposal !== undefined) this.signer.saveProposal(proposal.signed);
+    }
     const signature = this.sign(body);
     if (signature === undefined) return;
     const signed: SignedVote = { vote: body, signature };
