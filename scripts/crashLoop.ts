@@ -13,7 +13,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
+import { inspect, parseArgs } from "node:util";
 import { runCrashLoop } from "../test/helpers/crashLoop.ts";
 
 const { values } = parseArgs({
@@ -40,7 +40,7 @@ try {
   rmSync(home, { recursive: true, force: true });
 } catch (error) {
   process.stderr.write(
-    `FAILED (seed ${seed}; home kept at ${home}):\n${String(error instanceof Error ? error.stack : error)}\n`,
+    `FAILED (seed ${seed}; home kept at ${home}):\n${inspect(error)}\n`,
   );
   process.exitCode = 1;
 }

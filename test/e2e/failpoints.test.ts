@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { after, before, describe, it, type TestContext } from "node:test";
 import { FAILPOINT_ENV, FAILPOINTS, type FailpointName } from "../../src/chain/index.ts";
-import { readSigningLog } from "../../src/consensus/index.ts";
+import { readSigningLog, type SignedRecord } from "../../src/consensus/index.ts";
 import type { DerivedAccount } from "../../src/crypto/index.ts";
 import { devAccounts, loadGenesis } from "../../src/node/index.ts";
 import {
@@ -26,8 +26,9 @@ import { Testnet } from "../helpers/testnet.ts";
 /**
  * Every failpoint of src/chain/failpoint.ts, in real processes: the node is killed (SIGKILL, from
  * inside) at that exact step, restarted without the failpoint on the same home, and checked.
- * Block commit and pool journal points run on one `chain-node dev` home in turn; vote-signing
- * points (used by network validators only) on a one-validator `chain-node testnet`.
+ * Block commit and pool journal points run on two `chain-node dev` homes side by side, each point
+ * in turn on its home; vote-signing points (used by network validators only) on a one-validator
+ * `chain-node testnet`.
  */
 
 const pointsOf = (path: string): FailpointName[] =>
@@ -65,123 +66,143 @@ function assertKilledAt(node: CrashableNode, exit: { signal: string | null }, po
   );
 }
 
-describe("failpoints (kill at every durable step, restart, check)", { concurrency: 2 }, () => {
-  describe("block commit and pool journal (chain-node dev)", () => {
-    const home = mkdtempSync(join(tmpdir(), "chain-node-failpoints-"));
-    let node: CrashableNode | undefined;
-    after(async () => {
-      await node?.kill();
-      rmSync(home, { recursive: true, force: true });
-    });
+/**
+ * On a fresh dev home: killed inside the write of block 0 at `genesisPoint`, then at each of
+ * `points` in turn (the COMMIT_AT-th commit or JOURNAL_AT-th journal write of a run under a stream
+ * of transfers), each time restarted without a failpoint and checked; at last the pool drains.
+ */
+async function runDevFailpoints(
+  t: TestContext,
+  label: string,
+  genesisPoint: FailpointName,
+  points: readonly FailpointName[],
+): Promise<void> {
+  const started = Date.now();
+  const home = mkdtempSync(join(tmpdir(), "chain-node-failpoints-"));
+  let node: CrashableNode | undefined;
+  try {
+    const port = await freePort();
+    const args = (blockTimeMs: number) => [
+      ...["dev", "--home", home, "--rpc-port", String(port)],
+      ...["--block-time", String(blockTimeMs), "--log-level", "warn"],
+    ];
+    // A restart with an hour's block time makes no block: the checks see exactly what survived.
+    const QUIET = 3_600_000;
+    const accounts = devAccounts();
+    const validator = accounts[0] as DerivedAccount;
+    const senders = accounts.slice(1, 7);
+    const recipient = (accounts[9] as DerivedAccount).address;
+    const acknowledged: string[] = [];
+    const seen = new Map<number, string>();
 
-    it("every commit point is classified: the block is lost or kept", () => {
-      for (const point of COMMIT_POINTS) {
-        assert.ok(BLOCK_LOST.has(point) !== BLOCK_KEPT.has(point), `${point} is in exactly one class`);
-      }
-      assert.ok(COMMIT_POINTS.length >= 8 && JOURNAL_POINTS.length >= 2);
-    });
+    // Block 0 itself: killed inside the write of genesis, before RPC serves.
+    node = await spawnCrashable(args(QUIET), port, { [FAILPOINT_ENV]: `${genesisPoint}:1` });
+    assertKilledAt(
+      node,
+      await exitWithin(node, 20_000, `${genesisPoint} in the genesis write`),
+      genesisPoint,
+    );
+    assert.equal(node.served, false, `${genesisPoint}: it died writing block 0, before serving`);
+    node = await spawnCrashable(args(QUIET), port);
+    assert.equal(await rpc<number>(node.url, "chain_getRecentBlockNumber"), 0, "restarted at block 0");
+    const genesis = loadGenesis(home);
+    await replayDevChain(genesis, validator, await readBlocks(node.url, 0, 0), "after the genesis crash");
+    await node.stop();
 
-    it("loses nothing acknowledged and no committed block at any of them", async (t) => {
-      const started = Date.now();
-      const port = await freePort();
-      const args = (blockTimeMs: number) => [
-        ...["dev", "--home", home, "--rpc-port", String(port)],
-        ...["--block-time", String(blockTimeMs), "--log-level", "warn"],
-      ];
-      // A restart with an hour's block time makes no block: the checks see exactly what survived.
-      const QUIET = 3_600_000;
-      const accounts = devAccounts();
-      const validator = accounts[0] as DerivedAccount;
-      const senders = accounts.slice(1, 7);
-      const recipient = (accounts[9] as DerivedAccount).address;
-      const acknowledged: string[] = [];
-      const seen = new Map<number, string>();
-
-      // Block 0 itself: killed inside the write transaction of genesis, before RPC serves.
-      node = await spawnCrashable(args(QUIET), port, { [FAILPOINT_ENV]: "commit.afterStateWrites:1" });
-      assertKilledAt(node, await exitWithin(node, 20_000, "genesis write"), "commit.afterStateWrites");
-      assert.equal(node.served, false, "it died writing block 0, before serving");
-      node = await spawnCrashable(args(QUIET), port);
-      assert.equal(await rpc<number>(node.url, "chain_getRecentBlockNumber"), 0, "restarted at block 0");
-      const genesis = loadGenesis(home);
-      await replayDevChain(genesis, validator, await readBlocks(node.url, 0, 0), "after the genesis crash");
-      await node.stop();
-
-      let head = 0;
-      let checkedTxs = 0;
-      for (const point of [...COMMIT_POINTS, ...JOURNAL_POINTS]) {
-        const at = point.startsWith("journal.") ? JOURNAL_AT : COMMIT_AT;
-        node = await spawnCrashable(args(100), port, { [FAILPOINT_ENV]: `${point}:${at}` });
-        const url = node.url;
-        const stream = node.served
-          ? new TransferStream(url, senders, recipient, acknowledged, point)
-          : undefined;
-        const watcher = node.served ? new BlockWatcher(url, seen) : undefined;
-        const exit = await exitWithin(node, 20_000, `${point}:${at} to be reached`);
-        await stream?.stop();
-        await watcher?.stop();
-        assertKilledAt(node, exit, point);
-
-        node = await spawnCrashable(args(QUIET), port);
-        const restarted = await rpc<number>(node.url, "chain_getRecentBlockNumber");
-        if (BLOCK_KEPT.has(point)) {
-          assert.equal(restarted, head + at, `${point}: block ${head + at} was committed before the kill`);
-        } else if (BLOCK_LOST.has(point)) {
-          assert.equal(restarted, head + at - 1, `${point}: block ${head + at} died with the process`);
-        } else {
-          assert.ok(restarted >= head, `${point}: head ${restarted} ≥ ${head}`);
-        }
-        const blocks = await readBlocks(node.url, 0, restarted);
-        assert.equal(blocks.length, restarted + 1, `${point}: every block up to the head is served`);
-        checkSeenBlocks(blocks, seen, point);
-        checkedTxs += await checkStoredChain(node.url, blocks, point);
-        await checkAcknowledged(node.url, acknowledged, point);
-        await replayDevChain(genesis, validator, blocks, point);
-        for (const block of blocks) seen.set(block.number, block.hash);
-        head = restarted;
-        await node.stop();
-      }
-
-      // At last with blocks again: everything pending commits, and the books balance.
-      node = await spawnCrashable(args(100), port);
+    let head = 0;
+    let checkedTxs = 0;
+    for (const point of points) {
+      const at = point.startsWith("journal.") ? JOURNAL_AT : COMMIT_AT;
+      node = await spawnCrashable(args(100), port, { [FAILPOINT_ENV]: `${point}:${at}` });
       const url = node.url;
-      await waitFor(
-        "the restored pool to drain into blocks",
-        async () =>
-          (await rpc<unknown[]>(url, "chain_getPendingTransactions")).length === 0 ? true : undefined,
-        20_000,
-      );
-      const final = await rpc<number>(url, "chain_getRecentBlockNumber");
-      const blocks = await readBlocks(url, 0, final);
-      checkSeenBlocks(blocks, seen, "final");
-      await checkStoredChain(url, blocks, "final");
-      assert.equal(
-        await checkAcknowledged(url, acknowledged, "final"),
-        acknowledged.length,
-        "every acknowledged transaction is committed",
-      );
-      const replayed = await replayDevChain(genesis, validator, blocks, "final");
-      let transfers = 0;
-      for (const account of senders) {
-        const nonce = await rpc<number>(url, "chain_getNonce", { address: account.address });
-        const balance = await rpc<number>(url, "chain_getBalance", { address: account.address });
-        assert.equal(
-          balance,
-          1_000_000_000_000 - nonce,
-          `${account.address}: balance matches its ${nonce} transfers`,
-        );
-        transfers += nonce;
+      const stream = node.served
+        ? new TransferStream(url, senders, recipient, acknowledged, point)
+        : undefined;
+      const watcher = node.served ? new BlockWatcher(url, seen) : undefined;
+      const exit = await exitWithin(node, 20_000, `${point}:${at} to be reached`);
+      await stream?.stop();
+      await watcher?.stop();
+      assertKilledAt(node, exit, point);
+
+      node = await spawnCrashable(args(QUIET), port);
+      const restarted = await rpc<number>(node.url, "chain_getRecentBlockNumber");
+      if (BLOCK_KEPT.has(point)) {
+        assert.equal(restarted, head + at, `${point}: block ${head + at} was committed before the kill`);
+      } else if (BLOCK_LOST.has(point)) {
+        assert.equal(restarted, head + at - 1, `${point}: block ${head + at} died with the process`);
+      } else {
+        assert.ok(restarted >= head, `${point}: head ${restarted} ≥ ${head}`);
       }
-      assert.ok(
-        transfers >= acknowledged.length,
-        `${transfers} committed ≥ ${acknowledged.length} acknowledged`,
-      );
+      const blocks = await readBlocks(node.url, 0, restarted);
+      assert.equal(blocks.length, restarted + 1, `${point}: every block up to the head is served`);
+      checkSeenBlocks(blocks, seen, point);
+      checkedTxs += await checkStoredChain(node.url, blocks, point);
+      await checkAcknowledged(node.url, acknowledged, point);
       await node.stop();
-      t.diagnostic(
-        `failpoints dev: ${COMMIT_POINTS.length + JOURNAL_POINTS.length + 1} kills, ${acknowledged.length} acknowledged transfers, ${replayed} blocks replayed, ${checkedTxs} tx lookups, ${Date.now() - started} ms`,
+      await replayDevChain(genesis, validator, blocks, point);
+      for (const block of blocks) seen.set(block.number, block.hash);
+      head = restarted;
+    }
+
+    // At last with blocks again: everything pending commits, and the books balance.
+    node = await spawnCrashable(args(100), port);
+    const url = node.url;
+    await waitFor(
+      "the restored pool to drain into blocks",
+      async () =>
+        (await rpc<unknown[]>(url, "chain_getPendingTransactions")).length === 0 ? true : undefined,
+      20_000,
+    );
+    const final = await rpc<number>(url, "chain_getRecentBlockNumber");
+    const blocks = await readBlocks(url, 0, final);
+    checkSeenBlocks(blocks, seen, "final");
+    await checkStoredChain(url, blocks, "final");
+    assert.equal(
+      await checkAcknowledged(url, acknowledged, "final"),
+      acknowledged.length,
+      "every acknowledged transaction is committed",
+    );
+    let transfers = 0;
+    for (const account of senders) {
+      const nonce = await rpc<number>(url, "chain_getNonce", { address: account.address });
+      const balance = await rpc<number>(url, "chain_getBalance", { address: account.address });
+      assert.equal(
+        balance,
+        1_000_000_000_000 - nonce,
+        `${account.address}: balance matches its ${nonce} transfers`,
       );
-    });
+      transfers += nonce;
+    }
+    assert.ok(
+      transfers >= acknowledged.length,
+      `${transfers} committed ≥ ${acknowledged.length} acknowledged`,
+    );
+    await node.stop();
+    // After the last RPC call (a long replay holds the event loop; see test/helpers/crashLoop.ts).
+    const replayed = await replayDevChain(genesis, validator, blocks, "final");
+    t.diagnostic(
+      `failpoints ${label}: ${points.length + 1} kills, ${acknowledged.length} acknowledged transfers, ${replayed} blocks replayed, ${checkedTxs} tx lookups, ${Date.now() - started} ms`,
+    );
+  } finally {
+    await node?.kill();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+// Three runs side by side (the fourth is signing): each is mostly process starts, ~2 s apiece.
+describe("failpoints (kill at every durable step, restart, check)", { concurrency: 3 }, () => {
+  it("every commit point is classified: the block is lost or kept", () => {
+    for (const point of COMMIT_POINTS) {
+      assert.ok(BLOCK_LOST.has(point) !== BLOCK_KEPT.has(point), `${point} is in exactly one class`);
+    }
+    assert.ok(COMMIT_POINTS.length >= 8 && JOURNAL_POINTS.length >= 2);
   });
+
+  const half = Math.ceil(COMMIT_POINTS.length / 2);
+  it(`dev: block 0 and the commit points ${COMMIT_POINTS.slice(0, half).join(", ")}`, (t) =>
+    runDevFailpoints(t, "dev A", "commit.afterStateWrites", COMMIT_POINTS.slice(0, half)));
+  it(`dev: block 0 and the points ${[...COMMIT_POINTS.slice(half), ...JOURNAL_POINTS].join(", ")}`, (t) =>
+    runDevFailpoints(t, "dev B", "commit.afterHeadWrite", [...COMMIT_POINTS.slice(half), ...JOURNAL_POINTS]));
 
   describe("vote signing (one-validator chain-node testnet)", () => {
     let net: Testnet | undefined;
@@ -201,7 +222,7 @@ describe("failpoints (kill at every durable step, restart, check)", { concurrenc
       const port = Number(new URL(testnet.url(0)).port);
       const args = ["start", "--home", home, "--log-level", "warn"];
       const seen = new Map<number, string>();
-      const checkLog = (context: string): number => {
+      const checkLog = (context: string): SignedRecord[] => {
         const records = readSigningLog(readFileSync(join(home, "data", "signing.jsonl"), "utf8"));
         const signed = new Map<string, string>();
         for (const record of records) {
@@ -213,7 +234,7 @@ describe("failpoints (kill at every durable step, restart, check)", { concurrenc
           );
           signed.set(key, body);
         }
-        return records.length;
+        return records;
       };
       let headBefore = 0;
       for (const [i, point] of SIGN_POINTS.entries()) {
@@ -242,9 +263,23 @@ describe("failpoints (kill at every durable step, restart, check)", { concurrenc
       checkSeenBlocks(blocks, seen, "signing: final");
       await checkStoredChain(url, blocks, "signing: final");
       const records = checkLog("final");
+      // One validator: its precommit alone certifies a block. Every precommit it ever signed at a
+      // height must be for the block committed there, also those signed just before a kill.
+      let precommits = 0;
+      for (const record of records) {
+        const body = record.body;
+        if (body.type !== "precommit" || body.block_hash === "" || record.height > head) continue;
+        precommits += 1;
+        assert.equal(
+          body.block_hash,
+          blocks[record.height]?.hash,
+          `height ${record.height}: a precommit (round ${record.round}) certifies another block than the one committed: a fork`,
+        );
+      }
+      assert.ok(precommits >= head, `${precommits} precommits for ${head} blocks`);
       await node.stop();
       t.diagnostic(
-        `failpoints signing: ${SIGN_POINTS.length} kills, ${records} signatures audited, head ${head}, ${Date.now() - started} ms`,
+        `failpoints signing: ${SIGN_POINTS.length} kills, ${records.length} signatures audited, head ${head}, ${Date.now() - started} ms`,
       );
     });
   });
