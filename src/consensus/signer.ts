@@ -43,7 +43,7 @@ export class ConsensusSigner {
   private last: SignedRecord | undefined;
   /** What the tail of the log held at open: the records a restart mid-height resumes from. */
   private readonly opened: SignedRecord[];
-  private saved: SignedProposal | undefined;
+  private saved: SignedProposal[];
 
   private constructor(key: Uint8Array, fd: number, tail: SignedRecord[], proposalPath: string) {
     this.key = key;
@@ -52,13 +52,13 @@ export class ConsensusSigner {
     this.opened = tail;
     this.last = tail.at(-1);
     this.proposalPath = proposalPath;
-    this.saved = loadProposal(proposalPath);
+    this.saved = loadProposals(proposalPath);
   }
 
   /**
    * Opens (or creates) the log at `path`; resumes from its last complete record. Beside it,
-   * `<name>.proposal.json` keeps the proposal (with its block) this validator last proposed or
-   * voted for.
+   * `<name>.proposal.json` keeps the proposals (with their blocks) this validator proposed or voted
+   * for at its latest height.
    */
   static open(path: string, key: Uint8Array): ConsensusSigner {
     const fd = openSync(path, "a+");
@@ -78,36 +78,34 @@ export class ConsensusSigner {
 
   /**
    * Keeps `proposal` durably (write, fsync, rename) before this validator signs it or votes for
-   * its block, so that a restart mid-height still holds the block its signatures are about: without
-   * it, a validator that precommitted a block and crashed before committing it could only go on to
-   * another block at that height — with more than 2/3 of the stake (a one-validator network) its
-   * lone precommit may already have been a certificate of the first one, and that is a fork.
+   * its block, so that a restart mid-height still holds the blocks its signatures are about:
+   * without them, a validator that precommitted a block and crashed before committing it could
+   * only go on to another block at that height — with more than 2/3 of the stake (a one-validator
+   * network) its lone precommit may already have been a certificate of the first one: a fork.
+   * Every proposal of the height is kept (a later round's must not push out the one precommitted);
+   * the first of a new height replaces them.
    */
   saveProposal(proposal: SignedProposal): void {
-    const saved = this.saved;
-    if (
-      saved !== undefined &&
-      saved.proposal.height === proposal.proposal.height &&
-      saved.proposal.round === proposal.proposal.round &&
-      saved.proposal.block_hash === proposal.proposal.block_hash
-    ) {
-      return;
-    }
+    const { height, round, block_hash } = proposal.proposal;
+    const same = (p: SignedProposal) =>
+      p.proposal.height === height && p.proposal.round === round && p.proposal.block_hash === block_hash;
+    if (this.saved.some(same)) return;
+    const kept = [...this.saved.filter((p) => p.proposal.height === height), proposal];
     const temporary = `${this.proposalPath}.tmp`;
     const fd = openSync(temporary, "w");
     try {
-      writeSync(fd, JSON.stringify(proposal));
+      writeSync(fd, JSON.stringify(kept));
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
     renameSync(temporary, this.proposalPath);
-    this.saved = proposal;
+    this.saved = kept;
   }
 
-  /** The proposal last kept by saveProposal (also across a restart). */
-  savedProposal(): SignedProposal | undefined {
-    return this.saved;
+  /** The proposals of the latest height kept by saveProposal (also across a restart). */
+  savedProposals(height: number): SignedProposal[] {
+    return this.saved.filter((p) => p.proposal.height === height);
   }
 
   /** Signs `body`, or throws DoubleSignError when that could contradict an earlier signature. */
@@ -164,11 +162,11 @@ function tailRecords(fd: number): SignedRecord[] {
   return records;
 }
 
-function loadProposal(path: string): SignedProposal | undefined {
+function loadProposals(path: string): SignedProposal[] {
   try {
-    return JSON.parse(readFileSync(path, "utf8")) as SignedProposal;
+    return JSON.parse(readFileSync(path, "utf8")) as SignedProposal[];
   } catch {
-    return undefined; // none yet (a torn write never happens: it is renamed into place)
+    return []; // none yet (a torn write never happens: it is renamed into place)
   }
 }
 

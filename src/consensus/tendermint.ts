@@ -269,7 +269,7 @@ export class TendermintEngine {
 
   /**
    * After a restart mid-height: takes back what this validator signed at `height` before the
-   * crash — the proposal it proposed or voted for (kept with its block by the signer), its
+   * crash — the proposals it proposed or voted for (kept with their blocks by the signer), its
    * prevotes and precommits, and the lock its precommit made — so it goes on from where it was,
    * as Algorithm 1 assumes of a correct process, instead of forgetting ("amnesia"): a validator
    * that forgot its precommit could go on to commit another block at the height, and with more
@@ -278,15 +278,12 @@ export class TendermintEngine {
   private async restoreSigned(height: number): Promise<void> {
     const signer = this.signer;
     if (signer === undefined || this.votes === undefined) return;
-    const saved = signer.savedProposal();
-    if (
-      saved !== undefined &&
-      saved.proposal.height === height &&
-      !this.proposals.has(saved.proposal.round)
-    ) {
-      const valid = await this.host.checkBlock(saved.block);
+    const saved = signer.savedProposals(height);
+    for (const signed of saved) {
+      if (this.proposals.has(signed.proposal.round)) continue;
+      const valid = await this.host.checkBlock(signed.block);
       if (this.height !== height) return;
-      this.proposals.set(saved.proposal.round, { signed: saved, hash: saved.proposal.block_hash, valid });
+      this.proposals.set(signed.proposal.round, { signed, hash: signed.proposal.block_hash, valid });
     }
     for (const record of signer.signedAtOpen(height)) {
       const body = record.body;
@@ -300,7 +297,7 @@ export class TendermintEngine {
     }
     this.host.log("info", "resumed a height signed in before a restart", {
       height,
-      restoredProposal: saved?.proposal.height === height,
+      restoredProposals: saved.length,
       lockedRound: this.locked.round,
     });
   }
