@@ -39,8 +39,6 @@ try {
   );
   rmSync(home, { recursive: true, force: true });
 } catch (error) {
-  process.stderr.write(
-    `FAILED (seed ${seed}; home kept at ${home}):\n${inspect(error)}\n`,
-  );
+  process.stderr.write(`FAILED (seed ${seed}; home kept at ${home}):\n${inspect(error)}\n`);
   process.exitCode = 1;
 }
