@@ -7,6 +7,7 @@ import {
   type ProposedBlock,
 } from "./blockCheck.ts";
 import { executeTx } from "./execute.ts";
+import { failpoint } from "./failpoint.ts";
 import { Listeners } from "./listeners.ts";
 import { type Genesis, genesisHeader, genesisLeaves, genesisValidators } from "./genesis.ts";
 import { type StateChanges, StateOverlay, type StateReader } from "./state.ts";
@@ -248,6 +249,7 @@ export class Chain {
       result: executed.results[index] as TxResult,
     }));
     try {
+      failpoint("commit.beforeWrite");
       await this.store.commitBlock({
         block,
         txs,
@@ -257,8 +259,10 @@ export class Chain {
         ...(executed.validatorSet === undefined ? {} : { validatorSet: executed.validatorSet }),
         ...this.adoptedParent(executed),
       });
+      failpoint("commit.beforeHeadUpdate");
       this.trie.markCommitted();
       this.headBlock = block;
+      failpoint("commit.afterHeadUpdate");
       this.committed.emit(block);
       return block;
     } catch (error) {

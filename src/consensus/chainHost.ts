@@ -1,6 +1,7 @@
 import {
   type Commit,
   type ExecutedBlock,
+  failpoint,
   hashHeader,
   InvalidBlockError,
   type ProposedBlock,
@@ -156,7 +157,9 @@ export class ChainConsensusHost implements ConsensusHost {
     if (!check.ok) throw new Error(`certificate of block ${hash} does not verify: ${check.message}`);
     this.held = undefined;
     const stored = await this.chain.commit(executed, commit, check.signers);
+    failpoint("commit.beforePoolPrune");
     this.pool.removeCommitted(stored.tx_hashes);
+    failpoint("commit.afterPoolPrune");
     this.events.onBlock?.(stored, executed);
   }
 

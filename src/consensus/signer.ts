@@ -1,6 +1,16 @@
-import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  writeSync,
+} from "node:fs";
+import { failpoint } from "../chain/index.ts";
 import { canonicalJson, privateKeyToAddress } from "../crypto/index.ts";
-import { type ProposalBody, signBody, type VoteBody } from "./messages.ts";
+import { type ProposalBody, type SignedProposal, signBody, type VoteBody } from "./messages.ts";
 
 /** Steps in the order a validator signs them within a round. */
 const STEP = { proposal: 1, prevote: 2, precommit: 3 } as const;
@@ -29,25 +39,73 @@ export class ConsensusSigner {
   readonly address: string;
   private readonly key: Uint8Array;
   private readonly fd: number;
+  private readonly proposalPath: string;
   private last: SignedRecord | undefined;
+  /** What the tail of the log held at open: the records a restart mid-height resumes from. */
+  private readonly opened: SignedRecord[];
+  private saved: SignedProposal[];
 
-  private constructor(key: Uint8Array, fd: number, last: SignedRecord | undefined) {
+  private constructor(key: Uint8Array, fd: number, tail: SignedRecord[], proposalPath: string) {
     this.key = key;
     this.address = privateKeyToAddress(key);
     this.fd = fd;
-    this.last = last;
+    this.opened = tail;
+    this.last = tail.at(-1);
+    this.proposalPath = proposalPath;
+    this.saved = loadProposals(proposalPath);
   }
 
-  /** Opens (or creates) the log at `path`; resumes from its last complete record. */
+  /**
+   * Opens (or creates) the log at `path`; resumes from its last complete record. Beside it,
+   * `<name>.proposal.json` keeps the proposals (with their blocks) this validator proposed or voted
+   * for at its latest height.
+   */
   static open(path: string, key: Uint8Array): ConsensusSigner {
     const fd = openSync(path, "a+");
-    const last = lastRecord(fd);
+    const tail = tailRecords(fd);
     endWithNewline(fd); // so a torn line never swallows the next record
-    return new ConsensusSigner(key, fd, last);
+    return new ConsensusSigner(key, fd, tail, `${path.replace(/\.jsonl$/, "")}.proposal.json`);
   }
 
   lastSigned(): SignedRecord | undefined {
     return this.last;
+  }
+
+  /** The records of `height` the log held when it was opened (a restart resumes with them). */
+  signedAtOpen(height: number): SignedRecord[] {
+    return this.opened.filter((record) => record.height === height);
+  }
+
+  /**
+   * Keeps `proposal` durably (write, fsync, rename) before this validator signs it or votes for
+   * its block, so that a restart mid-height still holds the blocks its signatures are about:
+   * without them, a validator that precommitted a block and crashed before committing it could
+   * only go on to another block at that height — with more than 2/3 of the stake (a one-validator
+   * network) its lone precommit may already have been a certificate of the first one: a fork.
+   * Every proposal of the height is kept (a later round's must not push out the one precommitted);
+   * the first of a new height replaces them.
+   */
+  saveProposal(proposal: SignedProposal): void {
+    const { height, round, block_hash } = proposal.proposal;
+    const same = (p: SignedProposal) =>
+      p.proposal.height === height && p.proposal.round === round && p.proposal.block_hash === block_hash;
+    if (this.saved.some(same)) return;
+    const kept = [...this.saved.filter((p) => p.proposal.height === height), proposal];
+    const temporary = `${this.proposalPath}.tmp`;
+    const fd = openSync(temporary, "w");
+    try {
+      writeSync(fd, JSON.stringify(kept));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, this.proposalPath);
+    this.saved = kept;
+  }
+
+  /** The proposals of the latest height kept by saveProposal (also across a restart). */
+  savedProposals(height: number): SignedProposal[] {
+    return this.saved.filter((p) => p.proposal.height === height);
   }
 
   /** Signs `body`, or throws DoubleSignError when that could contradict an earlier signature. */
@@ -64,8 +122,11 @@ export class ConsensusSigner {
       }
     }
     const signed: SignedRecord = { ...record, body, signature: signBody(body, this.key) };
+    failpoint("sign.beforeLog");
     writeSync(this.fd, `${JSON.stringify(signed)}\n`);
+    failpoint("sign.afterLogWrite");
     fsyncSync(this.fd);
+    failpoint("sign.afterFsync");
     this.last = signed;
     return signed.signature;
   }
@@ -79,23 +140,34 @@ function compare(a: { height: number; round: number; step: number }, b: SignedRe
   return a.height - b.height || a.round - b.round || a.step - b.step;
 }
 
-/** The last complete line of the log: a torn last line was never fsynced, so never sent. */
-function lastRecord(fd: number): SignedRecord | undefined {
+/**
+ * The complete records in the last 64 KiB of the log, oldest first: a torn last line was never
+ * fsynced, so never sent; the first line of the window may be cut. A height's own signatures
+ * (three per round) are far fewer than the window holds.
+ */
+function tailRecords(fd: number): SignedRecord[] {
   const size = fstatSync(fd).size;
   const length = Math.min(size, 64 * 1024);
   const buffer = Buffer.alloc(length);
   readSync(fd, buffer, 0, length, size - length);
-  const lines = buffer.toString("utf8").split("\n");
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const line = lines[i];
-    if (line === undefined || line === "") continue;
+  const records: SignedRecord[] = [];
+  for (const line of buffer.toString("utf8").split("\n")) {
+    if (line === "") continue;
     try {
-      return JSON.parse(line) as SignedRecord;
+      records.push(JSON.parse(line) as SignedRecord);
     } catch {
-      // a torn write at the end, or the cut start of the window: look further back
+      // a torn write at the end, or the cut start of the window
     }
   }
-  return undefined;
+  return records;
+}
+
+function loadProposals(path: string): SignedProposal[] {
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as SignedProposal[];
+  } catch {
+    return []; // none yet (a torn write never happens: it is renamed into place)
+  }
 }
 
 function endWithNewline(fd: number): void {

@@ -1,6 +1,7 @@
 import {
   type Commit,
   type ExecutedBlock,
+  failpoint,
   precommitVote,
   type StoredBlock,
   signVote,
@@ -136,7 +137,9 @@ export class SingleValidatorProducer {
       throw new Error(`own commit does not verify: ${check.message}`);
     }
     const block = await this.chain.commit(executed, commit, check.signers);
+    failpoint("commit.beforePoolPrune");
     this.pool.removeCommitted(block.tx_hashes);
+    failpoint("commit.afterPoolPrune");
     this.events.onBlock?.(block, executed);
     return block;
   }

@@ -1,4 +1,4 @@
-import { type Commit, hashHeader, type ProposedBlock, type Validator } from "../chain/index.ts";
+import { type Commit, failpoint, hashHeader, type ProposedBlock, type Validator } from "../chain/index.ts";
 import {
   type ProposalBody,
   recoverBodySigner,
@@ -226,7 +226,24 @@ export class TendermintEngine {
       // Only the latest start of this height may begin its first round, and only once.
       if (generation !== this.heightStarts || this.height !== height || this.decided || this.roundStarted)
         return;
+      const resumed = last !== undefined && last.height === height;
+      if (resumed) {
+        await this.restoreSigned(height);
+        if (this.height !== height || this.decided || this.roundStarted) return;
+      }
       await this.startRound(round);
+      if (resumed) {
+        // Resumed in a round we had signed in before a crash: the guard refuses every step of it
+        // but the identical last message. If what was signed could not all be restored (a crash
+        // between signing our proposal and keeping it) and no one else can end the round (a
+        // validator with more than 2/3 of the stake, e.g. a one-validator network), nothing would
+        // ever fire and the height stalled for good (test/e2e/failpoints.test.ts). So the round
+        // gets a deadline: a whole round's timeouts, then the next round, as a precommit timeout.
+        this.after(
+          this.timeouts.proposeMs + this.timeouts.proposeDeltaMs * round + 2 * this.voteTimeout(round),
+          () => this.onTimeoutPrecommit(height, round),
+        );
+      }
       const buffered = this.nextHeight.splice(0);
       for (const message of buffered) this.receive(message);
       this.scheduleRebroadcast(height);
@@ -250,7 +267,44 @@ export class TendermintEngine {
     await this.evaluate();
   }
 
+  /**
+   * After a restart mid-height: takes back what this validator signed at `height` before the
+   * crash — the proposals it proposed or voted for (kept with their blocks by the signer), its
+   * prevotes and precommits, and the lock its precommit made — so it goes on from where it was,
+   * as Algorithm 1 assumes of a correct process, instead of forgetting ("amnesia"): a validator
+   * that forgot its precommit could go on to commit another block at the height, and with more
+   * than 2/3 of the stake its lone precommit may already have certified the first one.
+   */
+  private async restoreSigned(height: number): Promise<void> {
+    const signer = this.signer;
+    if (signer === undefined || this.votes === undefined) return;
+    const saved = signer.savedProposals(height);
+    for (const signed of saved) {
+      if (this.proposals.has(signed.proposal.round)) continue;
+      const valid = await this.host.checkBlock(signed.block);
+      if (this.height !== height) return;
+      this.proposals.set(signed.proposal.round, { signed, hash: signed.proposal.block_hash, valid });
+    }
+    for (const record of signer.signedAtOpen(height)) {
+      const body = record.body;
+      if (body.type === "proposal") continue;
+      this.votes.add({ vote: body, signature: record.signature }, signer.address);
+      if (body.type !== "precommit" || body.block_hash === "" || record.round <= this.locked.round) continue;
+      const proposal = [...this.proposals.values()].find((p) => p.valid && p.hash === body.block_hash);
+      if (proposal === undefined) continue;
+      this.locked = { round: record.round, proposal };
+      this.valid = { round: record.round, proposal };
+    }
+    this.host.log("info", "resumed a height signed in before a restart", {
+      height,
+      restoredProposals: saved.length,
+      lockedRound: this.locked.round,
+    });
+  }
+
   private async propose(height: number, round: number): Promise<void> {
+    // Our own proposal of this round, restored after a restart: it stands (the guard would refuse another).
+    if (this.proposals.has(round)) return;
     const reuse = this.valid.proposal;
     const block =
       reuse?.signed.block ??
@@ -266,8 +320,11 @@ export class TendermintEngine {
     const signature = this.sign(body);
     if (signature === undefined) return;
     const signed: SignedProposal = { proposal: body, signature, block };
+    // Kept before anyone can see it; a crash before this leaves a proposal no one received.
+    this.signer?.saveProposal(signed);
     this.proposals.set(round, { signed, hash: body.block_hash, valid: true });
     this.host.broadcast({ kind: "proposal", ...signed });
+    failpoint("sign.afterSend");
   }
 
   private async handle(message: ConsensusMessage, signer: string): Promise<void> {
@@ -418,11 +475,17 @@ export class TendermintEngine {
       round: this.round,
       block_hash: blockHash,
     };
+    if (blockHash !== "") {
+      // The block this vote is about is kept before the vote is signed (see restoreSigned).
+      const proposal = [...this.proposals.values()].find((p) => p.hash === blockHash);
+      if (proposal !== undefined) this.signer.saveProposal(proposal.signed);
+    }
     const signature = this.sign(body);
     if (signature === undefined) return;
     const signed: SignedVote = { vote: body, signature };
     this.votes.add(signed, this.signer.address);
     this.host.broadcast({ kind: "vote", ...signed });
+    failpoint("sign.afterSend");
   }
 
   /** Signs through the double-sign guard; a refusal means we stay silent this step. */

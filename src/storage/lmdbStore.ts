@@ -1,12 +1,13 @@
 import { type Database, open, type RootDatabase } from "lmdb";
-import type {
-  BlockWrite,
-  ChainStore,
-  ConfirmedTx,
-  JsonValue,
-  StoredBlock,
-  Tx,
-  Validator,
+import {
+  type BlockWrite,
+  type ChainStore,
+  type ConfirmedTx,
+  failpoint,
+  type JsonValue,
+  type StoredBlock,
+  type Tx,
+  type Validator,
 } from "../chain/index.ts";
 import { DATABASES, SCHEMA_VERSION } from "./schema.ts";
 
@@ -117,6 +118,7 @@ export class LmdbStore implements ChainStore {
         this.txs.put(confirmed.tx.hash, confirmed);
         this.pool.remove(confirmed.tx.hash);
       }
+      failpoint("commit.afterBlockWrites");
       for (const [path, value] of write.stateChanges) {
         if (value === null) this.state.remove(path);
         else this.state.put(path, value);
@@ -131,16 +133,21 @@ export class LmdbStore implements ChainStore {
       if (write.validatorSet !== undefined) {
         this.validatorSets.put(write.validatorSet.fromHeight, write.validatorSet.validators);
       }
+      failpoint("commit.afterStateWrites");
       this.meta.put("head", block.header.number);
       this.meta.put("schema_version", SCHEMA_VERSION);
+      failpoint("commit.afterHeadWrite");
     });
+    failpoint("commit.afterTxnCommit");
   }
 
   /** Journals admitted transactions; resolves once they are durable. */
   async savePending(records: readonly PoolRecord[]): Promise<void> {
     await this.root.transaction(() => {
       for (const record of records) this.pool.put(record.tx.hash, record);
+      failpoint("journal.inWrite");
     });
+    failpoint("journal.afterWrite");
   }
 
   /** Drops journal entries that left the pool without being committed (evicted, invalidated). */

@@ -1,0 +1,137 @@
+import { writeSync } from "node:fs";
+
+/**
+ * Failpoints: named places on the durability paths (block commit, pool journal, vote signing) where
+ * a test can make the process die at once, with SIGKILL semantics: no `finally`, no exit handler,
+ * no flush, no clean LMDB close. Armed by the environment, `CHAIN_NODE_FAILPOINT=<name>` (the first
+ * time the point is reached) or `<name>:<n>` (the n-th time). Unset, `failpoint()` is one
+ * comparison. The module sits in chain/ because every layer that owns a durable step (chain,
+ * storage, txpool, consensus) may import chain/, and it imports nothing of src/ itself.
+ * test/e2e/failpoints.test.ts iterates over FAILPOINTS.
+ */
+export const FAILPOINTS = [
+  // ---- a block commit, in order (dev producer and network host alike) ----
+  {
+    name: "commit.beforeWrite",
+    path: "commit",
+    at: "Chain.commit: block executed and signed, before the store's write transaction",
+  },
+  {
+    name: "commit.afterBlockWrites",
+    path: "commit",
+    at: "inside the LMDB write transaction: block, hash index, transactions and pool-journal removals written",
+  },
+  {
+    name: "commit.afterStateWrites",
+    path: "commit",
+    at: "inside the write transaction: state leaves, trie nodes, stakes and validator sets written too",
+  },
+  {
+    name: "commit.afterHeadWrite",
+    path: "commit",
+    at: "inside the write transaction: head pointer written, the transaction not yet committed",
+  },
+  {
+    name: "commit.afterTxnCommit",
+    path: "commit",
+    at: "LmdbStore.commitBlock: write transaction committed, before its promise resolves",
+  },
+  {
+    name: "commit.beforeHeadUpdate",
+    path: "commit",
+    at: "Chain.commit: the store resolved, before the in-memory head and trie move",
+  },
+  {
+    name: "commit.afterHeadUpdate",
+    path: "commit",
+    at: "Chain.commit: in-memory head moved, before the committed listeners (RPC subscriptions, metrics)",
+  },
+  {
+    name: "commit.beforePoolPrune",
+    path: "commit",
+    at: "block producer: commit returned, before the block's transactions leave the in-memory pool",
+  },
+  {
+    name: "commit.afterPoolPrune",
+    path: "commit",
+    at: "block producer: pool pruned, before the block events (logs) run",
+  },
+  // ---- the pool journal (a transaction is acknowledged only after its journal write) ----
+  {
+    name: "journal.inWrite",
+    path: "journal",
+    at: "LmdbStore.savePending: inside the journal's write transaction, entries put, not committed",
+  },
+  {
+    name: "journal.afterWrite",
+    path: "journal",
+    at: "LmdbStore.savePending: journal transaction committed, before the hash is returned to the client",
+  },
+  // ---- consensus signing (network validators) ----
+  {
+    name: "sign.beforeLog",
+    path: "sign",
+    at: "ConsensusSigner.sign: signature made, before the signing-log write",
+  },
+  {
+    name: "sign.afterLogWrite",
+    path: "sign",
+    at: "ConsensusSigner.sign: log line written, before fsync",
+  },
+  {
+    name: "sign.afterFsync",
+    path: "sign",
+    at: "ConsensusSigner.sign: log fsynced, before the signature is returned and sent",
+  },
+  {
+    name: "sign.afterSend",
+    path: "sign",
+    at: "TendermintEngine: the signed vote or proposal handed to the network",
+  },
+] as const;
+
+export type FailpointName = (typeof FAILPOINTS)[number]["name"];
+export type FailpointPath = (typeof FAILPOINTS)[number]["path"];
+
+/** The environment variable that arms one failpoint. */
+export const FAILPOINT_ENV = "CHAIN_NODE_FAILPOINT";
+
+interface Armed {
+  name: string;
+  /** Die the n-th time the point is reached (1-based). */
+  at: number;
+  reached: number;
+}
+
+/** Parses `<name>` or `<name>:<n>`; throws on an unknown name, so a typo cannot arm nothing. */
+export function parseFailpoint(spec: string): { name: FailpointName; at: number } {
+  const colon = spec.lastIndexOf(":");
+  const name = colon === -1 ? spec : spec.slice(0, colon);
+  const at = colon === -1 ? 1 : Number(spec.slice(colon + 1));
+  const known = FAILPOINTS.find((point) => point.name === name);
+  if (known === undefined) {
+    throw new Error(
+      `${FAILPOINT_ENV}=${spec} names no failpoint (known: ${FAILPOINTS.map((p) => p.name).join(", ")})`,
+    );
+  }
+  if (!Number.isSafeInteger(at) || at < 1) {
+    throw new Error(`${FAILPOINT_ENV}=${spec}: the count after ":" must be an integer ≥ 1`);
+  }
+  return { name: known.name, at };
+}
+
+const spec = process.env[FAILPOINT_ENV];
+const armed: Armed | undefined =
+  spec === undefined || spec === "" ? undefined : { ...parseFailpoint(spec), reached: 0 };
+
+/**
+ * Marks a point on a durability path. When the environment armed this point and it is reached
+ * for the n-th time, writes one line to stderr (synchronously) and kills the process with SIGKILL.
+ */
+export function failpoint(name: FailpointName): void {
+  if (armed === undefined || armed.name !== name) return;
+  armed.reached += 1;
+  if (armed.reached < armed.at) return;
+  writeSync(2, `failpoint ${name} reached (${armed.reached}): killing the process\n`);
+  process.kill(process.pid, "SIGKILL");
+}
