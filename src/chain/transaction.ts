@@ -31,6 +31,33 @@ export interface TxVerifyOptions {
   maxTxBytes: number;
 }
 
+// A UTF-16 code unit of a surrogate pair standing alone (with the u flag, a whole pair is one code
+// point and does not match).
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Whether any string or object key in `value` holds a lone surrogate: not Unicode text, so not
+ * storable. JSON.parse makes one from a "\ud800" escape; LMDB's encoding turns it into U+FFFD, so
+ * a stored transaction would no longer match its signature (a peer re-verifying the block served
+ * from storage refuses it; a restart drops it from the journal as hash_mismatch) and the stored
+ * value would differ from the one the state root commits to.
+ */
+function hasLoneSurrogate(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (typeof current === "string") {
+      if (LONE_SURROGATE.test(current)) return true;
+    } else if (current !== null && typeof current === "object") {
+      for (const [key, member] of Object.entries(current)) {
+        if (LONE_SURROGATE.test(key)) return true;
+        stack.push(member);
+      }
+    }
+  }
+  return false;
+}
+
 /**
  * Body shape per DESIGN.md §3. The RPC schema checks the same first; this repeats it because
  * transactions also arrive from peers, and no path into the chain may skip it.
@@ -59,6 +86,9 @@ function assertBodyShape(body: TxBody): void {
       "invalid_operation",
       `operation value nests deeper than ${MAX_VALUE_DEPTH} levels`,
     );
+  }
+  if (hasLoneSurrogate(body)) {
+    throw new TxRejectedError("invalid_operation", "strings must be Unicode text (a lone surrogate is not)");
   }
 }
 
