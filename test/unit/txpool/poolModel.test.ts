@@ -55,6 +55,8 @@ const ACCOUNTS = [
   toChecksumAddress("0x00000000000000000000000000000000000000b2"),
 ];
 const VALIDATOR = toChecksumAddress("0x00000000000000000000000000000000000000a1");
+/** The proposer of blocks this node did not make (ForeignBlock). */
+const OTHER_VALIDATOR = toChecksumAddress("0x00000000000000000000000000000000000000a2");
 const START_BALANCE = 100;
 
 const GENESIS: Genesis = {
@@ -129,6 +131,26 @@ class NodePool {
     return { txs, results: executed.results };
   }
 
+  /**
+   * A block another validator proposed, as a network node commits it (node/network.ts): the
+   * oldest `count` of our pending transactions followed by `foreign` ones this pool never saw;
+   * then the committed ones leave the pool and Admission.prune drops what can no longer be included.
+   */
+  async commitForeignBlock(
+    count: number,
+    foreign: Tx[],
+  ): Promise<{ txs: Tx[]; results: TxResult[]; pruned: string[] }> {
+    const { admission, chain } = this;
+    const txs = [...admission.pool.select(count, GENESIS.consensus.max_block_bytes, txSize), ...foreign];
+    const height = chain.head().header.number + 1;
+    const executed = await chain.execute(txs, OTHER_VALIDATOR, this.clock.now);
+    const commit: Commit = { height, round: 0, block_hash: executed.hash, signatures: [] };
+    const block = await chain.commit(executed, commit, [OTHER_VALIDATOR]);
+    admission.removeCommitted(block.tx_hashes);
+    const pruned = await admission.prune();
+    return { txs, results: executed.results, pruned };
+  }
+
   async close(): Promise<void> {
     await this.store.close();
   }
@@ -193,6 +215,8 @@ interface Model {
   steps: number;
   /** Committed unordered transactions sent again while still inside the replay window. */
   replaysInWindow: number;
+  /** Pending transactions Admission.prune dropped after foreign blocks. */
+  pruned: number;
 }
 
 function initialModel(clock: Clock): Model {
@@ -209,6 +233,7 @@ function initialModel(clock: Clock): Model {
     rejections: new Map(),
     steps: 0,
     replaysInWindow: 0,
+    pruned: 0,
   };
 }
 
@@ -584,6 +609,72 @@ class CommitBlock implements PoolCommand {
   }
 }
 
+/** The block form of a model transaction, for blocks built outside the pool. */
+function toTx(t: ModelTx): Tx {
+  return {
+    hash: t.hash,
+    address: SENDERS[t.sender] as string,
+    signature: t.input.signature.toLowerCase(),
+    timestamp: t.timestamp,
+    nonce: t.nonce,
+    operation: t.input.transaction.operation,
+  };
+}
+
+/**
+ * On a network node: a block from another proposer with the oldest `count` pending transactions
+ * and, for each sender in `displace`, a transaction of theirs this pool never saw, taking the next
+ * nonce (sent to another node). Their pending transaction with that nonce can no longer be
+ * included and must be pruned, with every unordered one now outside the replay window.
+ */
+class ForeignBlock implements PoolCommand {
+  readonly count: number;
+  readonly displace: readonly number[];
+  constructor(count: number, displace: readonly number[]) {
+    this.count = count;
+    this.displace = displace;
+  }
+  check(): boolean {
+    return true;
+  }
+  async run(model: Model, real: NodePool): Promise<void> {
+    const included = model.pending.slice(0, this.count);
+    const foreign: ModelTx[] = [];
+    for (const sender of new Set(this.displace)) {
+      // The sender's next nonce once the included ones have executed.
+      const nonce =
+        account(model, sender).nonce + included.filter((t) => t.sender === sender && t.nonce >= 0).length;
+      foreign.push(makeTx(sender, nonce, model.clock.now, { kind: "user" }));
+    }
+    const { txs, results, pruned } = await real.commitForeignBlock(this.count, foreign.map(toTx));
+    assert.deepEqual(
+      txs.map((tx) => tx.hash),
+      [...included, ...foreign].map((t) => t.hash),
+      `${this}: the block holds the oldest pending, then the foreign transactions`,
+    );
+    model.pending = model.pending.slice(included.length);
+    const expected = [...included, ...foreign].map((tx) => executeOnModel(model, tx));
+    model.committed.push(...included, ...foreign);
+    assert.deepEqual(results, expected, `${this}: execution results`);
+    const stale = model.pending.filter((t) =>
+      t.nonce >= 0
+        ? t.nonce < account(model, t.sender).nonce
+        : Math.abs(model.clock.now - t.timestamp) > WINDOW_MS,
+    );
+    assert.deepEqual(
+      pruned,
+      stale.map((t) => t.hash),
+      `${this}: pruned exactly the displaced and the stale transactions`,
+    );
+    model.pending = model.pending.filter((t) => !stale.includes(t));
+    model.pruned += stale.length;
+    checkInvariants(model, real, this.toString());
+  }
+  toString(): string {
+    return `foreignBlock(${this.count}, displacing senders ${JSON.stringify(this.displace)})`;
+  }
+}
+
 /** The node restarts: the pool is rebuilt from the journal (unordered ones now stale are dropped). */
 class Restart implements PoolCommand {
   check(): boolean {
@@ -672,6 +763,9 @@ const commandsArb = fc.commands(
     senderArb.map((s) => new Fill(s)),
     fc.integer({ min: 0, max: 5 }).map((count) => new CommitBlock(count)),
     fc.integer({ min: 0, max: 5 }).map((count) => new CommitBlock(count)),
+    fc
+      .tuple(fc.integer({ min: 0, max: 5 }), fc.array(senderArb, { maxLength: 2 }))
+      .map(([count, displace]) => new ForeignBlock(count, displace)),
     fc.constant(new Restart()),
     fc.integer({ min: 1, max: WINDOW_MS / 2 }).map((ms) => new AdvanceClock(ms)),
   ],
@@ -687,6 +781,7 @@ describe("transaction pool (model-based)", () => {
     let runs = 0;
     let commands = 0;
     let replays = 0;
+    let pruned = 0;
     const rejections = new Map<string, number>();
     try {
       await fc.assert(
@@ -700,6 +795,7 @@ describe("transaction pool (model-based)", () => {
             await fc.asyncModelRun(() => ({ model, real }), cmds);
             commands += model.steps;
             replays += model.replaysInWindow;
+            pruned += model.pruned;
             for (const [reason, n] of model.rejections)
               rejections.set(reason, (rejections.get(reason) ?? 0) + n);
           } finally {
@@ -715,7 +811,7 @@ describe("transaction pool (model-based)", () => {
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     const summary = [...rejections].map(([reason, n]) => `${reason} ${n}`).join(", ");
     t.diagnostic(
-      `pool model: ${runs} runs, ${commands} commands in ${seconds} s (${replays} replays inside the window); rejections: ${summary}`,
+      `pool model: ${runs} runs, ${commands} commands in ${seconds} s (${replays} replays inside the window, ${pruned} pruned after foreign blocks); rejections: ${summary}`,
     );
     // The commands must reach every rejection they are there for, or the model checks too little
     // (with the default runs or more; a replayed seed or a tiny run count may not reach them all).
@@ -734,5 +830,6 @@ describe("transaction pool (model-based)", () => {
       assert.ok((rejections.get(reason) ?? 0) > 0, `some command was refused with ${reason}`);
     }
     assert.ok(replays > 0, "some committed unordered transaction was replayed inside the window");
+    assert.ok(pruned > 0, "some pending transaction was displaced by a foreign block and pruned");
   });
 });
