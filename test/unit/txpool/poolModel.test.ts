@@ -524,6 +524,56 @@ class Resubmit implements PoolCommand {
   }
 }
 
+/**
+ * A batch (DESIGN §3): every entry is checked against the pending state the earlier ones make;
+ * all are admitted, or none, and the error names the first failing index and its reason.
+ */
+class SubmitBatch implements PoolCommand {
+  readonly entries: readonly { sender: number; shift: number; op: OpSpec }[];
+  constructor(entries: readonly { sender: number; shift: number; op: OpSpec }[]) {
+    this.entries = entries;
+  }
+  check(): boolean {
+    return true;
+  }
+  async run(model: Model, real: NodePool): Promise<void> {
+    // The model as it would be with the batch's earlier entries admitted.
+    const trial: Model = { ...model, pending: [...model.pending] };
+    const txs: ModelTx[] = [];
+    let failure: { index: number; reason: TxRejectReason } | undefined;
+    for (const [index, { sender, shift, op }] of this.entries.entries()) {
+      const tx = makeTx(sender, Math.max(0, expectedNonce(trial, sender) + shift), model.clock.now, op);
+      txs.push(tx);
+      const outcome = expectedOutcome(trial, tx);
+      if (outcome !== "admitted") {
+        failure = { index, reason: outcome };
+        break;
+      }
+      trial.pending.push(tx);
+    }
+    let actual: { index: number | undefined; reason: TxRejectReason } | "admitted";
+    try {
+      const hashes = await real.admission.submitBatch(txs.map((t) => t.input));
+      assert.deepEqual(
+        hashes,
+        txs.map((t) => t.hash),
+        `${this}: the hashes in input order`,
+      );
+      actual = "admitted";
+    } catch (error) {
+      if (!(error instanceof TxRejectedError)) throw error;
+      actual = { index: error.index, reason: error.reason };
+    }
+    assert.deepEqual(actual, failure ?? "admitted", `${this}: all or none, naming the first failure`);
+    if (failure === undefined) model.pending.push(...txs);
+    else model.rejections.set(failure.reason, (model.rejections.get(failure.reason) ?? 0) + 1);
+    checkInvariants(model, real, this.toString());
+  }
+  toString(): string {
+    return `batch(${JSON.stringify(this.entries)})`;
+  }
+}
+
 /** A new transaction at the next nonce writing a transfer or staking key already used. */
 class ReuseKey implements PoolCommand {
   readonly pick: number;
@@ -766,6 +816,16 @@ const commandsArb = fc.commands(
     fc
       .tuple(fc.integer({ min: 0, max: 5 }), fc.array(senderArb, { maxLength: 2 }))
       .map(([count, displace]) => new ForeignBlock(count, displace)),
+    fc
+      .array(
+        fc.record({
+          sender: senderArb,
+          shift: fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, fc.integer({ min: -1, max: 1 })),
+          op: opArb,
+        }),
+        { minLength: 1, maxLength: 4 },
+      )
+      .map((entries) => new SubmitBatch(entries)),
     fc.constant(new Restart()),
     fc.integer({ min: 1, max: WINDOW_MS / 2 }).map((ms) => new AdvanceClock(ms)),
   ],
