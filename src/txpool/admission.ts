@@ -119,7 +119,7 @@ export class Admission {
     for (const { seq } of records) this.nextSeq = Math.max(this.nextSeq, seq + 1);
     for (const { seq, tx } of records) {
       try {
-        this.pool.add({ ...this.check({ signature: tx.signature, transaction: txBody(tx) }), seq });
+        this.pool.add({ ...this.check({ signature: tx.signature, transaction: txBody(tx) }, true), seq });
       } catch (error) {
         if (!(error instanceof TxRejectedError)) throw error;
         dropped.push(tx.hash);
@@ -205,13 +205,17 @@ export class Admission {
     });
   }
 
-  /** Runs every check on the calling thread; returns the pool entry to add, or throws TxRejectedError. */
-  check(input: SignedTxInput): PoolEntry {
-    return this.checkVerified(verifySignedTx(input, this.options));
+  /**
+   * Runs every check on the calling thread; returns the pool entry to add, or throws
+   * TxRejectedError. `restoring`: the transaction was acknowledged before a restart (see
+   * precheckOperation).
+   */
+  check(input: SignedTxInput, restoring = false): PoolEntry {
+    return this.checkVerified(verifySignedTx(input, this.options), restoring);
   }
 
   /** The stateful checks of a transaction whose stateless checks gave `verified`. */
-  private checkVerified(verified: Tx | TxRejectedError): PoolEntry {
+  private checkVerified(verified: Tx | TxRejectedError, restoring = false): PoolEntry {
     if (verified instanceof TxRejectedError) throw verified;
     const { options, pool } = this;
     const tx = verified;
@@ -256,19 +260,32 @@ export class Admission {
         `${tx.address} has ${pending.count} pending transactions, the per-account limit`,
       );
     }
-    return { ...this.precheckOperation(tx, state, pending), tx, seq: this.nextSeq++ };
+    return { ...this.precheckOperation(tx, state, pending, restoring), tx, seq: this.nextSeq++ };
   }
 
-  /** Permission and balance of the operation against committed state plus what is pending. */
+  /**
+   * Permission and balance of the operation against committed state plus what is pending.
+   * When restoring an acknowledged transaction, only the permission is checked again: a block made
+   * elsewhere may since have used its key or spent the balance it counted on, which makes it fail
+   * at execution (consuming its nonce) as it would have without the restart. Dropping it instead
+   * lost a transaction whose hash was returned (DESIGN §8) and left a nonce gap that dropped the
+   * sender's later, valid ones as nonce_too_high.
+   */
   private precheckOperation(
     tx: Tx,
     state: StateReader,
     pending: { debit: number; unstake: number },
+    restoring: boolean,
   ): Pick<PoolEntry, "debit" | "unstake" | "onceRef"> {
     const classified = classifyOperation(tx.operation, tx.address);
     if (!classified.ok) throw new TxRejectedError(classified.reason, classified.message);
     const op = classified.op;
     if (op.kind === "userData") return { debit: 0, unstake: 0, onceRef: undefined };
+    if (restoring) {
+      return op.amount > 0
+        ? { debit: op.amount, unstake: 0, onceRef: op.ref }
+        : { debit: 0, unstake: -op.amount, onceRef: op.ref };
+    }
     if (state.getLeaf(`${op.ref}/value`) !== undefined || this.pool.hasOnceRef(op.ref)) {
       throw new TxRejectedError(
         "permission_denied",
