@@ -333,6 +333,18 @@ class Model {
     return found;
   }
 
+  /** Stake ≥ the minimum, the `max_validators` largest (ties: lower address), sorted by address. */
+  validators(): { address: string; stake: number }[] {
+    const byAddress = (x: { address: string }, y: { address: string }) =>
+      x.address < y.address ? -1 : x.address > y.address ? 1 : 0;
+    return [...this.accounts]
+      .map(([address, { stake }]) => ({ address, stake }))
+      .filter((v) => v.stake >= MIN_VALIDATOR_STAKE)
+      .sort((x, y) => y.stake - x.stake || byAddress(x, y))
+      .slice(0, GENESIS.consensus.max_validators)
+      .sort(byAddress);
+  }
+
   /** DESIGN §3/§4: the nonce is consumed whatever happens; a failure changes nothing else. */
   execute(tx: Tx, spec: TxSpec): TxResult {
     const me = this.account(tx.address);
@@ -450,18 +462,20 @@ interface RunStats {
   blocks: number;
   txs: number;
   failed: number;
+  /** Blocks whose stake changes changed the validator set. */
+  setChanges: number;
   /** Results by operation kind and outcome, e.g. "transfer ok", "stake insufficient_balance". */
   outcomes: Map<string, number>;
 }
 
-const newStats = (): RunStats => ({ blocks: 0, txs: 0, failed: 0, outcomes: new Map() });
+const newStats = (): RunStats => ({ blocks: 0, txs: 0, failed: 0, setChanges: 0, outcomes: new Map() });
 
 function describeStats(stats: RunStats): string {
   const outcomes = [...stats.outcomes]
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([what, n]) => `${what} ${n}`)
     .join(", ");
-  return `${stats.blocks} blocks, ${stats.txs} txs (${stats.failed} failed at execution: ${outcomes})`;
+  return `${stats.blocks} blocks (${stats.setChanges} changed the validator set), ${stats.txs} txs (${stats.failed} failed at execution: ${outcomes})`;
 }
 
 /**
@@ -505,6 +519,17 @@ async function replay(blocks: TxSpec[][], a: Replica, b: Replica, stats: RunStat
     }
     assert.deepEqual(allLeaves(sb), allLeaves(sa), `${where}: the same leaves on both chains`);
     assert.deepEqual(b.chain.validators(), a.chain.validators(), `${where}: the same next validator set`);
+    // DESIGN §6: the stakers with at least the minimum, the largest few, from two blocks on.
+    const later = height + 2;
+    assert.deepEqual(
+      b.chain.validatorsAt(later),
+      a.chain.validatorsAt(later),
+      `${where}: the same validator set for ${later}`,
+    );
+    assert.deepEqual(a.chain.validatorsAt(later), model.validators(), `${where}: validator set for ${later}`);
+    if (canonicalJson(a.chain.validatorsAt(later)) !== canonicalJson(a.chain.validatorsAt(later - 1))) {
+      stats.setChanges += 1;
+    }
     stats.blocks += 1;
     stats.txs += txs.length;
   }
