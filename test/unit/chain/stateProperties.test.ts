@@ -3,6 +3,8 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { MerklePatriciaTrie } from "@ethereumjs/mpt";
+import { MapDB, ValueEncoding } from "@ethereumjs/util";
 import fc from "fast-check";
 import {
   balanceOf,
@@ -22,11 +24,13 @@ import {
   verifySignedTx,
 } from "../../../src/chain/index.ts";
 import {
+  bytesToHex,
   canonicalJson,
   hexToBytes,
   privateKeyToAddress,
   signObject,
   toChecksumAddress,
+  utf8Bytes,
 } from "../../../src/crypto/index.ts";
 import { LmdbStore } from "../../../src/storage/index.ts";
 import { MemoryStore } from "../../helpers/memoryStore.ts";
@@ -401,6 +405,21 @@ function allLeaves(state: StateReader): [string, string][] {
   return leaves.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
+/**
+ * The root of every stored leaf, built from scratch by the reference implementation the state
+ * trie matches (@ethereumjs/mpt; docs/decisions/008-state-commitment.md): a header's state_root
+ * must commit exactly to what the store holds.
+ */
+async function referenceRoot(state: StateReader): Promise<string> {
+  const trie = new MerklePatriciaTrie({
+    db: new MapDB<string, Uint8Array>(),
+    useKeyHashing: true,
+    valueEncoding: ValueEncoding.Bytes,
+  });
+  for (const [path, value] of allLeaves(state)) await trie.put(utf8Bytes(path), utf8Bytes(value));
+  return bytesToHex(trie.root());
+}
+
 /** No value created or destroyed, nothing negative or unsafe. */
 function checkMoney(state: StateReader, where: string): void {
   let total = 0;
@@ -482,7 +501,14 @@ function describeStats(stats: RunStats): string {
  * Feeds the same blocks to `a` and `b` and checks the properties after every block; `b` is
  * reopened after block `reopenAfter` when it can be.
  */
-async function replay(blocks: TxSpec[][], a: Replica, b: Replica, stats: RunStats, reopenAfter?: number) {
+async function replay(
+  blocks: TxSpec[][],
+  a: Replica,
+  b: Replica,
+  stats: RunStats,
+  options: { reopenAfter?: number; referenceEveryBlock: boolean },
+) {
+  const { reopenAfter, referenceEveryBlock } = options;
   const builder = new TxBuilder();
   const model = new Model();
   checkMoney(a.chain.state(), "genesis");
@@ -530,6 +556,9 @@ async function replay(blocks: TxSpec[][], a: Replica, b: Replica, stats: RunStat
     if (canonicalJson(a.chain.validatorsAt(later)) !== canonicalJson(a.chain.validatorsAt(later - 1))) {
       stats.setChanges += 1;
     }
+    if (referenceEveryBlock || height === blocks.length) {
+      assert.equal(await referenceRoot(sb), rb.root, `${where}: the root commits exactly the stored leaves`);
+    }
     stats.blocks += 1;
     stats.txs += txs.length;
   }
@@ -543,7 +572,7 @@ describe("state properties", () => {
       fc.asyncProperty(blocksArb, async (blocks) => {
         const a = await memoryReplica();
         const b = await memoryReplica();
-        await replay(blocks, a, b, stats);
+        await replay(blocks, a, b, stats, { referenceEveryBlock: false });
       }),
       { numRuns: RUNS, ...seedOption },
     );
@@ -568,7 +597,10 @@ describe("state properties", () => {
           const a = await memoryReplica();
           const b = await lmdbReplica(path);
           try {
-            await replay(blocks, a, b, stats, Math.ceil(blocks.length / 2));
+            await replay(blocks, a, b, stats, {
+              reopenAfter: Math.ceil(blocks.length / 2),
+              referenceEveryBlock: true,
+            });
           } finally {
             await b.close();
             rmSync(path, { recursive: true, force: true });
@@ -657,6 +689,11 @@ describe("state properties", () => {
             const b = await produce(disk, txs);
             assert.equal(b.root, a.root, "the same state root");
             assert.deepEqual(allLeaves(disk.state()), allLeaves(memory.state()), "the same leaves");
+            assert.equal(
+              await referenceRoot(disk.state()),
+              b.root,
+              "the root commits exactly the stored leaves",
+            );
             const reread = [...txs.map((tx) => store.getConfirmedTx(tx.hash)?.tx), ...journaled];
             for (const [i, tx] of reread.entries()) {
               assert.ok(tx !== undefined, `stored transaction ${i} is found`);
