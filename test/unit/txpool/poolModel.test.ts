@@ -139,6 +139,7 @@ class NodePool {
   async commitForeignBlock(
     count: number,
     foreign: Tx[],
+    crashBeforePrune: boolean,
   ): Promise<{ txs: Tx[]; results: TxResult[]; pruned: string[] }> {
     const { admission, chain } = this;
     const txs = [...admission.pool.select(count, GENESIS.consensus.max_block_bytes, txSize), ...foreign];
@@ -147,6 +148,11 @@ class NodePool {
     const commit: Commit = { height, round: 0, block_hash: executed.hash, signatures: [] };
     const block = await chain.commit(executed, commit, [OTHER_VALIDATOR]);
     admission.removeCommitted(block.tx_hashes);
+    if (crashBeforePrune) {
+      // The node stops between the commit and the prune: the journal still holds the displaced.
+      await this.restart();
+      return { txs, results: executed.results, pruned: [] };
+    }
     const pruned = await admission.prune();
     return { txs, results: executed.results, pruned };
   }
@@ -215,7 +221,7 @@ interface Model {
   steps: number;
   /** Committed unordered transactions sent again while still inside the replay window. */
   replaysInWindow: number;
-  /** Pending transactions Admission.prune dropped after foreign blocks. */
+  /** Pending transactions dropped after foreign blocks (by Admission.prune, or by restore after a crash). */
   pruned: number;
   /** A foreign block spent a sender's balance: pending transactions may now fail at execution. */
   foreignSpends: boolean;
@@ -685,10 +691,13 @@ class ForeignBlock implements PoolCommand {
   readonly count: number;
   readonly displace: readonly number[];
   readonly spend: readonly number[];
-  constructor(count: number, displace: readonly number[], spend: readonly number[]) {
+  /** Restart right after the commit instead of pruning: restore must drop the same ones. */
+  readonly crash: boolean;
+  constructor(count: number, displace: readonly number[], spend: readonly number[], crash: boolean) {
     this.count = count;
     this.displace = displace;
     this.spend = spend;
+    this.crash = crash;
   }
   check(): boolean {
     return true;
@@ -712,7 +721,7 @@ class ForeignBlock implements PoolCommand {
       );
       model.foreignSpends = true;
     }
-    const { txs, results, pruned } = await real.commitForeignBlock(this.count, foreign.map(toTx));
+    const { txs, results, pruned } = await real.commitForeignBlock(this.count, foreign.map(toTx), this.crash);
     assert.deepEqual(
       txs.map((tx) => tx.hash),
       [...included, ...foreign].map((t) => t.hash),
@@ -727,17 +736,19 @@ class ForeignBlock implements PoolCommand {
         ? t.nonce < account(model, t.sender).nonce
         : Math.abs(model.clock.now - t.timestamp) > WINDOW_MS,
     );
-    assert.deepEqual(
-      pruned,
-      stale.map((t) => t.hash),
-      `${this}: pruned exactly the displaced and the stale transactions`,
-    );
+    if (!this.crash) {
+      assert.deepEqual(
+        pruned,
+        stale.map((t) => t.hash),
+        `${this}: pruned exactly the displaced and the stale transactions`,
+      );
+    }
     model.pending = model.pending.filter((t) => !stale.includes(t));
     model.pruned += stale.length;
     checkInvariants(model, real, this.toString());
   }
   toString(): string {
-    return `foreignBlock(${this.count}, displacing ${JSON.stringify(this.displace)}, spending ${JSON.stringify(this.spend)})`;
+    return `foreignBlock(${this.count}, displacing ${JSON.stringify(this.displace)}, spending ${JSON.stringify(this.spend)}${this.crash ? ", then restart" : ""})`;
   }
 }
 
@@ -834,8 +845,9 @@ const commandsArb = fc.commands(
         fc.integer({ min: 0, max: 5 }),
         fc.array(senderArb, { maxLength: 2 }),
         fc.array(senderArb, { maxLength: 1 }),
+        fc.boolean(),
       )
-      .map(([count, displace, spend]) => new ForeignBlock(count, displace, spend)),
+      .map(([count, displace, spend, crash]) => new ForeignBlock(count, displace, spend, crash)),
     fc
       .array(
         fc.record({
@@ -867,7 +879,7 @@ describe("transaction pool (model-based)", () => {
         [
           new SubmitOrdered(0, 0, { kind: "transfer", to: 1, amount: 10 }),
           new SubmitOrdered(0, 0, { kind: "user" }),
-          new ForeignBlock(0, [], [0]),
+          new ForeignBlock(0, [], [0], false),
           new Restart(),
           new CommitBlock(2),
         ],
@@ -918,7 +930,7 @@ describe("transaction pool (model-based)", () => {
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     const summary = [...rejections].map(([reason, n]) => `${reason} ${n}`).join(", ");
     t.diagnostic(
-      `pool model: ${runs} runs, ${commands} commands in ${seconds} s (${replays} replays inside the window, ${pruned} pruned after foreign blocks); rejections: ${summary}`,
+      `pool model: ${runs} runs, ${commands} commands in ${seconds} s (${replays} replays inside the window, ${pruned} dropped after foreign blocks, by prune or restart); rejections: ${summary}`,
     );
     // The commands must reach every rejection they are there for, or the model checks too little
     // (with the default runs or more; a replayed seed or a tiny run count may not reach them all).
