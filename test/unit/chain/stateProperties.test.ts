@@ -47,11 +47,11 @@ import { MemoryStore } from "../../helpers/memoryStore.ts";
  * leaves and validator set; balances plus stakes sum to genesis' total; no balance or stake is
  * negative or unsafe; balances, stakes, nonces and results equal a small model of DESIGN §4.
  *
- * STATE_PROPS_RUNS raises the number of runs (default 300 in memory, an eighth of that on LMDB);
+ * STATE_PROPS_RUNS raises the number of runs (default 200 in memory, an eighth of that on LMDB);
  * STATE_PROPS_SEED replays one seed.
  */
 
-const RUNS = Number(process.env.STATE_PROPS_RUNS ?? 300);
+const RUNS = Number(process.env.STATE_PROPS_RUNS ?? 200);
 const LMDB_RUNS = Math.max(1, Math.round(RUNS / 8));
 const SEED = process.env.STATE_PROPS_SEED === undefined ? undefined : Number(process.env.STATE_PROPS_SEED);
 const seedOption = SEED === undefined ? {} : { seed: SEED };
