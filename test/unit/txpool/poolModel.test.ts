@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import fc from "fast-check";
 import {
   balanceOf,
@@ -19,7 +19,14 @@ import {
   type TxResult,
   txSize,
 } from "../../../src/chain/index.ts";
-import { hexToBytes, privateKeyToAddress, signObject, toChecksumAddress } from "../../../src/crypto/index.ts";
+import {
+  hexToBytes,
+  privateKeyToAddress,
+  type SignatureVerifier,
+  signObject,
+  toChecksumAddress,
+} from "../../../src/crypto/index.ts";
+import { SignatureWorkers } from "../../../src/node/signatureWorkers.ts";
 import { LmdbStore } from "../../../src/storage/index.ts";
 import { Admission, type TxPoolOptions } from "../../../src/txpool/index.ts";
 
@@ -93,26 +100,33 @@ interface Clock {
 class NodePool {
   readonly path: string;
   readonly clock: Clock;
+  readonly verifier: SignatureVerifier;
   store: LmdbStore;
   chain: Chain;
   admission: Admission;
 
-  private constructor(path: string, clock: Clock, parts: Awaited<ReturnType<typeof openLikeNode>>) {
+  private constructor(
+    path: string,
+    clock: Clock,
+    verifier: SignatureVerifier,
+    parts: Awaited<ReturnType<typeof openLikeNode>>,
+  ) {
     this.path = path;
     this.clock = clock;
+    this.verifier = verifier;
     this.store = parts.store;
     this.chain = parts.chain;
     this.admission = parts.admission;
   }
 
-  static async open(path: string, clock: Clock): Promise<NodePool> {
-    return new NodePool(path, clock, await openLikeNode(path, clock));
+  static async open(path: string, clock: Clock, verifier: SignatureVerifier): Promise<NodePool> {
+    return new NodePool(path, clock, verifier, await openLikeNode(path, clock, verifier));
   }
 
   /** A restart: the store is closed (the in-memory pool is gone) and the node starts again. */
   async restart(): Promise<void> {
     await this.store.close();
-    const parts = await openLikeNode(this.path, this.clock);
+    const parts = await openLikeNode(this.path, this.clock, this.verifier);
     this.store = parts.store;
     this.chain = parts.chain;
     this.admission = parts.admission;
@@ -164,9 +178,10 @@ class NodePool {
 
 /**
  * The start sequence of ChainNode.start (src/node/node.ts): LMDB, Chain.open, an Admission whose
- * chain view is the store and whose journal is the store, then restore(store.loadPending()).
+ * chain view is the store, whose journal is the store and whose signature checks run on worker
+ * threads (SignatureWorkers, the node's default), then restore(store.loadPending()).
  */
-async function openLikeNode(path: string, clock: Clock) {
+async function openLikeNode(path: string, clock: Clock, verifier: SignatureVerifier) {
   const store = new LmdbStore(path);
   const chain = new Chain(store, GENESIS);
   await chain.open();
@@ -175,6 +190,7 @@ async function openLikeNode(path: string, clock: Clock) {
     store,
     { ...POOL_OPTIONS, chainId: GENESIS.chain_id, maxTxBytes: GENESIS.consensus.max_tx_bytes },
     () => clock.now,
+    verifier,
   );
   const restored = await admission.restore(store.loadPending());
   return { store, chain, admission, restored };
@@ -583,6 +599,47 @@ class SubmitBatch implements PoolCommand {
   }
 }
 
+/**
+ * Several submissions in the same event-loop turn, none awaited before the next, their signatures
+ * checked on the worker thread: each must be judged as if they came one by one, against the
+ * pending state the earlier ones left (a sender's nonce n and n + 1 sent back to back both pass).
+ * Signature results arriving out of order are test/unit/txpool/verifierOrder.test.ts's subject.
+ */
+class SubmitConcurrently implements PoolCommand {
+  readonly entries: readonly { sender: number; shift: number; op: OpSpec }[];
+  constructor(entries: readonly { sender: number; shift: number; op: OpSpec }[]) {
+    this.entries = entries;
+  }
+  check(): boolean {
+    return true;
+  }
+  async run(model: Model, real: NodePool): Promise<void> {
+    // Nonces as a client would pick them: each sender's next, counting its earlier entries here.
+    const next = new Map<number, number>();
+    const txs = this.entries.map(({ sender, shift, op }) => {
+      const nonce = next.get(sender) ?? expectedNonce(model, sender);
+      next.set(sender, nonce + 1);
+      return makeTx(sender, Math.max(0, nonce + shift), model.clock.now, op);
+    });
+    const settled = await Promise.allSettled(txs.map((t) => real.admission.submit(t.input)));
+    for (const [i, tx] of txs.entries()) {
+      const expected = expectedOutcome(model, tx);
+      const result = settled[i] as PromiseSettledResult<string>;
+      let actual: string;
+      if (result.status === "fulfilled") actual = "admitted";
+      else if (result.reason instanceof TxRejectedError) actual = result.reason.reason;
+      else throw result.reason;
+      assert.equal(actual, expected, `${this}: entry ${i} is judged in arrival order`);
+      if (expected === "admitted") model.pending.push(tx);
+      else model.rejections.set(expected, (model.rejections.get(expected) ?? 0) + 1);
+    }
+    checkInvariants(model, real, this.toString());
+  }
+  toString(): string {
+    return `concurrently(${JSON.stringify(this.entries)})`;
+  }
+}
+
 /** A new transaction at the next nonce writing a transfer or staking key already used. */
 class ReuseKey implements PoolCommand {
   readonly pick: number;
@@ -858,6 +915,16 @@ const commandsArb = fc.commands(
         { minLength: 1, maxLength: 4 },
       )
       .map((entries) => new SubmitBatch(entries)),
+    fc
+      .array(
+        fc.record({
+          sender: senderArb,
+          shift: fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, fc.integer({ min: -1, max: 1 })),
+          op: opArb,
+        }),
+        { minLength: 2, maxLength: 5 },
+      )
+      .map((entries) => new SubmitConcurrently(entries)),
     fc.constant(new Restart()),
     fc.integer({ min: 1, max: WINDOW_MS / 2 }).map((ms) => new AdvanceClock(ms)),
   ],
@@ -865,13 +932,21 @@ const commandsArb = fc.commands(
 );
 
 describe("transaction pool (model-based)", () => {
+  // One worker thread for the whole file (the node starts one per core): submissions are judged
+  // after a signature check on another thread, as on a running node.
+  let workers: SignatureWorkers;
+  before(async () => {
+    workers = await SignatureWorkers.start(1);
+  });
+  after(() => workers?.close());
+
   // Regression: restore() re-ran admission's balance pre-check, so after a block made elsewhere
   // spent the sender's balance a restart dropped an acknowledged transfer from the pool and the
   // journal, and with it, as nonce_too_high, the sender's next transaction, which was valid.
   it("a restart keeps acknowledged transactions whose balance a foreign block spent", async () => {
     const dir = mkdtempSync(join(tmpdir(), "chain-node-pool-model-"));
     const clock: Clock = { now: T0 + 10_000 };
-    const real = await NodePool.open(join(dir, "db"), clock);
+    const real = await NodePool.open(join(dir, "db"), clock, workers);
     try {
       const model = initialModel(clock);
       await fc.asyncModelRun(
@@ -908,7 +983,7 @@ describe("transaction pool (model-based)", () => {
           runs += 1;
           const clock: Clock = { now: T0 + 10_000 };
           const path = join(dir, `run${runs}`);
-          const real = await NodePool.open(path, clock);
+          const real = await NodePool.open(path, clock, workers);
           const model = initialModel(clock);
           try {
             await fc.asyncModelRun(() => ({ model, real }), cmds);
