@@ -15,9 +15,11 @@ export interface Settings {
   admissionNodeBlockTimeMs: number;
   /** Repeats allowed in the whole bench for runs that other processes disturbed. */
   disturbedRepeats: number;
-  only: "all" | "reads" | "state" | "admission" | "network" | "execution";
+  only: "all" | "reads" | "state" | "admission" | "ganache" | "network" | "execution";
   /** Funded accounts in the state-reads node's genesis (issue 5: 1,000,000). */
   stateAccounts: number;
+  /** Pre-signed ganache transfers for all ganache send runs together (bench/ganache.ts). */
+  ganacheTxs: number;
   /** Network scenarios (bench/network.ts): genesis block time of the testnet, ms. */
   netBlockTimeMs: number;
   /** Cores the network baseline counts (issue 5: recover rate × 2 cores / 4 nodes). */

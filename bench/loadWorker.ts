@@ -8,7 +8,8 @@
  *               an error answer cannot pass as load.
  *  - presigned: each request carries the next unused body of `bodiesFile` (a JSON array of request
  *               bodies, from index `offset`); a response counts as admitted when it carries a `result`
- *               (a hash; for batch bodies an array of hashes, counted as `txsPerBody` transactions).
+ *               (a hash; for batch bodies an array of hashes, counted as `txsPerBody` transactions);
+ *               others are counted by their `data.reason`, else by their error message.
  */
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
@@ -151,7 +152,11 @@ async function presigned(spec: Extract<LoadSpec, { mode: "presigned" }>): Promis
         return;
       }
       if (exhausted) return;
-      const reason = /"reason":"([a-z_]+)"/.exec(body)?.[1] ?? `http_${status}`;
+      // Our node's reason code; a peer's (ganache's) error message where there is none.
+      const reason =
+        /"reason":"([a-z_]+)"/.exec(body)?.[1] ??
+        /"message":"([^"]{1,100})/.exec(body)?.[1] ??
+        `http_${status}`;
       rejected[reason] = (rejected[reason] ?? 0) + 1;
     },
   };

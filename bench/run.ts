@@ -10,14 +10,24 @@
  *  2. admission (bench/admission.ts): a second dev node takes pre-signed unordered `/users/<sender>`
  *     writes from fresh keys over 32 connections; the baseline is secp256k1 recovery on one core,
  *     alternating with the admission runs.
- *  3. network (bench/network.ts).
- *  4. execution (bench/execution.ts): Chain.execute + Chain.commit of blocks of transfers on LMDB,
+ *  3. ganache (bench/ganache.ts): one peer side by side, ganache 7.9.2 installed on demand into the
+ *     git-ignored bench/.peers (bench/peers.ts; never a dependency, CI does not install it) and started
+ *     in its own process on 127.0.0.1 with 1,000 funded keys and its default instamine. Against a dev
+ *     node of ours in the same scenario, runs alternating: `chain_getRecentBlockNumber` vs
+ *     `eth_blockNumber` req/s, and `chain_sendSignedTransaction` admitted vs `eth_sendRawTransaction`
+ *     accepted tx/s (legacy transfers pre-signed with @ethereumjs/tx, rotating over the senders so
+ *     nonces arrive in order; ganache's mined count is checked afterwards). If ganache cannot be
+ *     installed or started, the scenario is skipped with a line saying why and the bench goes on.
+ *  4. network (bench/network.ts).
+ *  5. execution (bench/execution.ts): Chain.execute + Chain.commit of blocks of transfers on LMDB,
  *     in-process, with 10,000 and 1,000,000 funded accounts.
  *
  * Prints a Markdown table on stdout (progress on stderr) and writes bench/results/latest.json.
  * Every child process is stopped and every temporary home removed, also on failure and Ctrl-C.
  * Environment knobs: BENCH_DURATION_S (5), BENCH_WARMUP_S (1), BENCH_RUNS (3), BENCH_ADMISSION_TXS
- * (pre-signed transactions per admission run, 40000), BENCH_ONLY (reads | state | admission | network | execution), BENCH_STATE_ACCOUNTS (1000000),
+ * (pre-signed transactions per admission run, 40000; also per run of our node against ganache),
+ * BENCH_GANACHE_TXS (pre-signed ganache transfers for all its runs, 15000),
+ * BENCH_ONLY (reads | state | admission | ganache | network | execution), BENCH_STATE_ACCOUNTS (1000000),
  * BENCH_EXEC_BLOCKS (8), BENCH_EXEC_ACCOUNTS (1000000), BENCH_EXEC_CPU_PROF_DIR.
  */
 import { execFileSync } from "node:child_process";
@@ -27,6 +37,7 @@ import { join } from "node:path";
 import { SECP256K1_BACKEND } from "../src/crypto/index.ts";
 import { admissionScenarios } from "./admission.ts";
 import type { BenchContext, Settings } from "./context.ts";
+import { ganacheScenarios, PeerSkipped } from "./ganache.ts";
 import { DisturbancePolicy, OTHER_CPU_LIMIT_PCT } from "./measure.ts";
 import { killAllSync, ROOT, stopAll } from "./procs.ts";
 import { executionScenarios } from "./execution.ts";
@@ -47,10 +58,13 @@ if (
   only !== "reads" &&
   only !== "state" &&
   only !== "admission" &&
+  only !== "ganache" &&
   only !== "network" &&
   only !== "execution"
 ) {
-  throw new Error("--only (or BENCH_ONLY) is reads, state, admission, network or execution (unset: all)");
+  throw new Error(
+    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network or execution (unset: all)",
+  );
 }
 const settings: Settings = {
   connections: 32,
@@ -59,6 +73,7 @@ const settings: Settings = {
   warmupS: envInt("BENCH_WARMUP_S", 1),
   runs: envInt("BENCH_RUNS", 3),
   admissionTxsPerRun: envInt("BENCH_ADMISSION_TXS", 40_000),
+  ganacheTxs: envInt("BENCH_GANACHE_TXS", 15_000),
   recoverSecondsPerLoop: 3,
   readNodeBlockTimeMs: 50,
   admissionNodeBlockTimeMs: 3_600_000,
@@ -129,6 +144,8 @@ const ctx: BenchContext = {
   policy: new DisturbancePolicy(settings.disturbedRepeats, log),
 };
 const results: ScenarioResult[] = [];
+/** Scenarios that could not run (a peer that could not be installed or started), with the reason. */
+const skipped: string[] = [];
 try {
   log(`settings ${JSON.stringify(settings)}`);
   const runs = (part: Settings["only"]) => settings.only === "all" || settings.only === part;
@@ -138,6 +155,16 @@ try {
   await stopAll(); // the 1M-account node and its baseline server
   if (runs("admission")) results.push(...(await admissionScenarios(ctx)));
   await stopAll(); // the admission node
+  if (runs("ganache")) {
+    try {
+      results.push(...(await ganacheScenarios(ctx)));
+    } catch (error) {
+      if (!(error instanceof PeerSkipped)) throw error;
+      skipped.push(`ganache: ${error.message}`);
+      log(`SKIPPED ganache scenario: ${error.message}`);
+    }
+  }
+  await stopAll(); // ganache and our node beside it
   if (runs("network")) results.push(...(await networkScenarios(ctx)));
   await stopAll(); // the testnet
   if (runs("execution")) results.push(...(await executionScenarios(ctx)));
@@ -187,6 +214,10 @@ if (disturbed.length > 0) {
       disturbed.map((d) => `${d.what} (other ${d.otherCpuPct} %)`).join("; "),
   );
 }
+if (skipped.length > 0) {
+  console.log("\nSKIPPED (not measured in this run):");
+  for (const s of skipped) console.log(`- ${s}`);
+}
 if (ctx.problems.length > 0) {
   console.log("\nPROBLEMS (figures above are not trustworthy):");
   for (const p of ctx.problems) console.log(`- ${p}`);
@@ -201,6 +232,7 @@ writeJson(RESULTS, {
   discardedRuns: discarded,
   disturbedRuns: disturbed,
   problems: ctx.problems,
+  skipped,
   table,
   cpu,
 });
