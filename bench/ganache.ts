@@ -122,6 +122,7 @@ export async function ganacheScenarios(ctx: BenchContext): Promise<ScenarioResul
     `pre-signing ${ganacheTxs} ganache transfers from ${GANACHE_KEYS} keys and ` +
       `${settings.runs} × ${settings.admissionTxsPerRun} chain-node writes`,
   );
+  const signStarted = Date.now();
   const signing = Promise.all([
     ...ganacheParts.map((file, i) =>
       runJson(`ganache presign ${i + 1}`, [
@@ -137,6 +138,10 @@ export async function ganacheScenarios(ctx: BenchContext): Promise<ScenarioResul
       runJson(`presign ${file}`, ["bench/presign.ts", String(settings.admissionTxsPerRun), file, "100"]),
     ),
   ]);
+
+  // Awaited below, once the servers are up; a failure meanwhile (Ctrl-C kills the signers) must not
+  // surface as an unhandled rejection first.
+  signing.catch(() => undefined);
 
   const ganachePort = await freePort();
   const ganache = spawnTs(GANACHE_LABEL, [
@@ -167,6 +172,7 @@ export async function ganacheScenarios(ctx: BenchContext): Promise<ScenarioResul
   const node = await startDevNode("chain-node (vs ganache)", home, settings.admissionNodeBlockTimeMs);
   log(`dev node at ${node.url} (block time ${settings.admissionNodeBlockTimeMs} ms)`);
   await signing;
+  log(`pre-signed in ${((Date.now() - signStarted) / 1000).toFixed(1)} s (servers started meanwhile)`);
   const ganacheFile = join(ctx.tmp, "ganache-txs.json");
   writeFileSync(
     ganacheFile,

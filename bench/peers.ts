@@ -74,8 +74,14 @@ export async function ensurePeers(log: (message: string) => void): Promise<strin
   clearTimeout(timer);
   const still = wanted.filter(([name, version]) => installedVersion(name) !== version);
   if (code !== 0 || still.length > 0) {
-    const tail = npm.stderr().trim().split("\n").slice(-3).join(" | ");
-    return `npm install ${specs.join(" ")} failed (exit ${code}): ${tail || "no output"}`;
+    // npm's first error lines say what went wrong (code, the failed fetch); the last ones are advice.
+    const errors = npm
+      .stderr()
+      .split("\n")
+      .filter((line) => line.startsWith("npm error "))
+      .slice(0, 4)
+      .map((line) => line.slice("npm error ".length));
+    return `npm install ${specs.join(" ")} failed (exit ${code}): ${errors.join("; ") || "no output"}`;
   }
   log(`installed ${specs.join(" ")} in ${Math.round((Date.now() - started) / 1000)} s`);
   return undefined;
