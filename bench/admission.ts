@@ -53,6 +53,9 @@ export async function admissionScenarios(ctx: BenchContext): Promise<ScenarioRes
   const signing = presignFiles(files, settings.admissionTxsPerRun).then(() =>
     presignFiles(batchFiles, batchTxsPerRun, BATCH_TXS),
   );
+  // Marked handled now: if the node fails to start (or Ctrl-C kills the signers) while this is
+  // pending, the failure that is reported is the node's, not an unhandled rejection.
+  signing.catch(() => undefined);
   const node = await startDevNode("chain-node (admission)", home, settings.admissionNodeBlockTimeMs);
   await signing;
   log(`dev node for admission at ${node.url} (block time ${settings.admissionNodeBlockTimeMs} ms)`);
