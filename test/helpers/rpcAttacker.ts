@@ -10,7 +10,15 @@ import { connect, type Socket } from "node:net";
  */
 
 export type AttackOrder =
-  | { kind: "oversized"; port: number; durationMs: number; connections: number; maxBodyBytes: number }
+  | {
+      kind: "oversized";
+      port: number;
+      durationMs: number;
+      connections: number;
+      maxBodyBytes: number;
+      /** Body bytes per second over all connections together (the attacker's line rate); 0: as fast as it can. */
+      bytesPerSecond: number;
+    }
   | {
       kind: "batches";
       port: number;
@@ -71,6 +79,24 @@ const statusOf = (text: string): number | undefined => {
 
 const CHUNK = Buffer.alloc(64 * 1024, 0x20); // spaces: a body that would be valid JSON padding
 
+/** The attacker's shared line: bytes sent so far against a rate (0: no limit). */
+class LineRate {
+  sent = 0;
+  private readonly started = Date.now();
+  private readonly bytesPerSecond: number;
+
+  constructor(bytesPerSecond: number) {
+    this.bytesPerSecond = bytesPerSecond;
+  }
+
+  /** How long to wait before sending more, ms. */
+  waitMs(): number {
+    if (this.bytesPerSecond === 0) return 0;
+    const dueAt = this.started + (1000 * this.sent) / this.bytesPerSecond;
+    return Math.max(0, Math.ceil(dueAt - Date.now()));
+  }
+}
+
 interface RawOutcome {
   status: number | undefined;
   cut: boolean;
@@ -83,7 +109,13 @@ interface RawOutcome {
  * written as fast as the server takes them. Resolves with the status of the reply (if any came)
  * and whether the connection was cut (reset or closed) before the whole body was written.
  */
-function rawPost(port: number, head: string, bodyBytes: number, chunked: boolean): Promise<RawOutcome> {
+function rawPost(
+  port: number,
+  head: string,
+  bodyBytes: number,
+  chunked: boolean,
+  line: LineRate,
+): Promise<RawOutcome> {
   return new Promise((resolve) => {
     const socket = connect(port, "127.0.0.1");
     let received = "";
@@ -113,7 +145,13 @@ function rawPost(port: number, head: string, bodyBytes: number, chunked: boolean
     });
     const pump = (): void => {
       while (!finished && sent < bodyBytes) {
+        const wait = line.waitMs();
+        if (wait > 0) {
+          setTimeout(pump, wait);
+          return;
+        }
         const size = Math.min(CHUNK.length, bodyBytes - sent);
+        line.sent += size;
         const piece = size === CHUNK.length ? CHUNK : CHUNK.subarray(0, size);
         sent += size;
         const more = chunked
@@ -154,6 +192,7 @@ async function oversized(
     { name: "chunked_huge", length: 20 * limit, declared: undefined, chunked: true },
   ] as const;
   let next = 0;
+  const line = new LineRate(order.bytesPerSecond);
   const worker = async (): Promise<void> => {
     while (attacking(until)) {
       const variant = variants[next++ % variants.length]!;
@@ -162,7 +201,7 @@ async function oversized(
         "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" +
         (variant.chunked ? "Transfer-Encoding: chunked\r\n" : `Content-Length: ${variant.declared}\r\n`) +
         "\r\n";
-      const outcome = await rawPost(order.port, head, variant.length, variant.chunked);
+      const outcome = await rawPost(order.port, head, variant.length, variant.chunked, line);
       // A cut before the client had even sent twice the limit would be earlier than documented.
       const cut = outcome.cut ? (outcome.sent < 2 * limit ? ":early_cut" : ":cut") : "";
       bump(counts, `${variant.name}:${outcome.status ?? "none"}${cut}`);
@@ -171,6 +210,7 @@ async function oversized(
   const workers = Array.from({ length: order.connections }, worker);
   post({ ready: true });
   await Promise.all(workers);
+  counts.body_bytes_sent = line.sent;
   return { counts, maxima: {}, attempts, elapsedMs: Date.now() - started };
 }
 
