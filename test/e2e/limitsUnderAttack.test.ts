@@ -93,6 +93,19 @@ async function getBlocksAnswered(url: string): Promise<number> {
   return Number(match?.[1] ?? 0);
 }
 
+/** `promise`, or a rejection naming `what` after `ms`. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One POST on the well-behaved client's keep-alive connection; resolves to the parsed reply. */
@@ -205,7 +218,7 @@ async function underAttack(
     });
     done.catch(() => {}); // awaited below; this keeps an early rejection from going unhandled
     child.send(order);
-    await ready;
+    await within(ready, 20_000, `the ${name} attacker to be ready`);
     const cpuBefore = cpuMs(pid);
     const measuredAt = performance.now();
     const latency = await measure(port, head, WINDOW_MS);
@@ -213,7 +226,7 @@ async function underAttack(
     const rssHeldMiB = rssMiB(pid);
     const getBlocksAnsweredHeld = (await getBlocksAnswered(node.url)) - answeredBefore;
     child.send({ stop: true });
-    const stats = await done;
+    const stats = await within(done, 30_000, `the ${name} attacker to report`);
     await sleep(200);
     const rssAfterMiB = rssMiB(pid);
     assert.equal(node.child.exitCode, null, `the node crashed during ${name}:\n${node.output()}`);
