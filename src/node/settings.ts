@@ -115,10 +115,40 @@ export const SETTINGS: readonly Setting[] = [
     section: "rpc",
     key: "max_response_bytes",
     schema: Positive,
-    doc: "Largest serialized result of one call, bytes; larger gets -32005 response_too_large.",
+    doc: "Largest serialized result of one call, and of one batch's results together, bytes; larger gets -32005 response_too_large.",
     get: (o) => o.rpc.maxResponseBytes,
     set: (o, v) => {
       o.rpc.maxResponseBytes = v;
+    },
+  }),
+  setting({
+    section: "rpc",
+    key: "max_buffered_bytes",
+    schema: Positive,
+    doc: "Reply bytes held for HTTP clients that have not read them, all connections together; beyond, the connections behind longest are closed.",
+    get: (o) => o.rpc.maxBufferedBytes,
+    set: (o, v) => {
+      o.rpc.maxBufferedBytes = v;
+    },
+  }),
+  setting({
+    section: "rpc",
+    key: "headers_timeout_ms",
+    schema: Positive,
+    doc: "Time a client has to send a request's head (or anything, on a new connection), ms; then 408 and the connection is closed.",
+    get: (o) => o.rpc.headersTimeoutMs,
+    set: (o, v) => {
+      o.rpc.headersTimeoutMs = v;
+    },
+  }),
+  setting({
+    section: "rpc",
+    key: "request_timeout_ms",
+    schema: Positive,
+    doc: "Time a client has to send a whole request, head and body, ms; then 408 and the connection is closed.",
+    get: (o) => o.rpc.requestTimeoutMs,
+    set: (o, v) => {
+      o.rpc.requestTimeoutMs = v;
     },
   }),
   setting({

@@ -6,8 +6,26 @@ export interface RpcServerOptions {
   maxBodyBytes: number;
   /** Requests in one JSON-RPC batch. */
   maxBatchItems: number;
-  /** Largest serialized result of one call, bytes; larger gets -32005 response_too_large. */
+  /**
+   * Largest serialized result of one call, and of all the results of one batch together, bytes;
+   * larger gets -32005 response_too_large (in a batch: the calls past the limit, which do not run).
+   */
   maxResponseBytes: number;
+  /**
+   * Time a client has to send a request's head, ms (node:http `headersTimeout`); after it the
+   * connection gets 408 and is closed, so a slowloris client cannot hold a connection open.
+   * Also applies to a connection that sends nothing at all.
+   */
+  headersTimeoutMs: number;
+  /** Time a client has to send a whole request, head and body, ms (node:http `requestTimeout`); 408 after. */
+  requestTimeoutMs: number;
+  /**
+   * Bytes of replies the node holds for HTTP clients that have not taken them yet, all
+   * connections together. Beyond it the connections that have been behind longest are closed,
+   * so clients that ask for large answers and never read them cannot make the node's memory grow.
+   * Keep it above maxResponseBytes.
+   */
+  maxBufferedBytes: number;
   /** Largest from..to span of the range methods. */
   maxBlockRange: number;
   /** Send permissive CORS headers (dev mode); also lets pages of any origin open /ws. */
@@ -31,6 +49,9 @@ export const defaultRpcServerOptions: RpcServerOptions = {
   maxBodyBytes: 5 * 1024 * 1024,
   maxBatchItems: 100,
   maxResponseBytes: 32 * 1024 * 1024,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  maxBufferedBytes: 128 * 1024 * 1024,
   maxBlockRange: 100,
   cors: false,
   wsMaxConnections: 256,

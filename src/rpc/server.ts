@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import {
@@ -48,6 +48,36 @@ const errorResponse = (id: JsonRpcId, error: RpcErrorObject): JsonRpcResponse =>
 
 const errorText = (id: JsonRpcId, error: RpcErrorObject): string => JSON.stringify(errorResponse(id, error));
 
+/** What is left of one batch's maxResponseBytes for the results of its remaining calls. */
+interface ReplyBudget {
+  bytesLeft: number;
+}
+
+const batchTooLarge = (limit: number) =>
+  limitExceeded(`the results of this batch exceed ${limit} bytes together`, "response_too_large", { limit });
+
+/**
+ * True once `res` gets the connection's socket (its turn among pipelined replies), false if the
+ * connection closes first.
+ */
+const turnOf = (req: IncomingMessage, res: ServerResponse): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = req.socket;
+    if (socket.destroyed) {
+      resolve(false);
+      return;
+    }
+    const done = (turn: boolean) => (): void => {
+      res.off("socket", onTurn);
+      socket.off("close", onClose);
+      resolve(turn);
+    };
+    const onTurn = done(true);
+    const onClose = done(false);
+    res.on("socket", onTurn);
+    socket.on("close", onClose);
+  });
+
 /** GET /: what this port serves, for a person who opens it in a browser. Fixed text, no input. */
 const rootPage = (explorer: boolean): string =>
   [
@@ -71,6 +101,9 @@ export class RpcServer {
   private readonly httpHandlers = new Map<string, HttpHandler>();
   private readonly upgradeHandlers = new Map<string, UpgradeHandler>();
   private readonly hooks: RpcServerHooks;
+  /** Connections holding reply bytes their client has not taken yet, the one behind longest first. */
+  private readonly behind = new Set<Socket>();
+  private shed = { count: 0, loggedAt: 0 };
 
   constructor(
     routes: ReadonlyMap<string, Route>,
@@ -82,12 +115,23 @@ export class RpcServer {
     this.options = options;
     this.log = log;
     this.hooks = hooks;
-    this.server = createServer((req, res) => {
-      this.onRequest(req, res).catch((error: unknown) => {
-        this.log.error({ err: error }, "request handling failed");
-        if (!res.headersSent) this.send(res, 500, errorResponse(null, toRpcError(error, randomUUID).error));
-      });
-    });
+    // node:http's own defaults (60 s for the head, 300 s for the request, checked every 30 s)
+    // let a slowloris client hold a connection for up to 90 s with one byte every few seconds
+    // (test/e2e/limitsUnderAttack.test.ts). node:http refuses a head timeout above the request one.
+    const headersTimeout = Math.min(options.headersTimeoutMs, options.requestTimeoutMs);
+    this.server = createServer(
+      {
+        headersTimeout,
+        requestTimeout: options.requestTimeoutMs,
+        connectionsCheckingInterval: Math.max(100, Math.min(1_000, headersTimeout / 4)),
+      },
+      (req, res) => {
+        this.onRequest(req, res).catch((error: unknown) => {
+          this.log.error({ err: error }, "request handling failed");
+          if (!res.headersSent) this.send(res, 500, errorResponse(null, toRpcError(error, randomUUID).error));
+        });
+      },
+    );
     this.server.keepAliveTimeout = 5_000;
     this.server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const handler = this.upgradeHandlers.get(pathOf(req));
@@ -162,12 +206,18 @@ export class RpcServer {
     }
     // Calls start in order (each handler's synchronous part runs before the next one starts),
     // so a batch of dependent transactions is admitted in the order it was written.
-    const responses = await Promise.all(payload.map((call) => this.handleCall(call)));
+    // The results of one batch share one maxResponseBytes budget. Without it a batch of 100
+    // chain_getBlocks of 8 MB each made the server build all 800 MB of results, fail to join them
+    // (HTTP 500, "Invalid string length") and grow by 1.8 GB (test/e2e/limitsUnderAttack.test.ts).
+    // A synchronous handler's result is counted before the next call starts, so the calls past
+    // the budget never run.
+    const budget: ReplyBudget = { bytesLeft: this.options.maxResponseBytes };
+    const responses = await Promise.all(payload.map((call) => this.handleCall(call, budget)));
     const answered = responses.filter((r): r is string => r !== undefined);
     return answered.length === 0 ? undefined : `[${answered.join(",")}]`;
   }
 
-  private async handleCall(call: unknown): Promise<string | undefined> {
+  private async handleCall(call: unknown, budget?: ReplyBudget): Promise<string | undefined> {
     if (call === null || typeof call !== "object" || Array.isArray(call)) {
       this.reportCall("invalid", RPC_ERROR_CODES.invalidRequest, 0);
       return errorText(null, invalidRequest("a request is a JSON object").toObject());
@@ -188,11 +238,11 @@ export class RpcServer {
         invalidRequest('expected {"jsonrpc": "2.0", "method": String, ...}').toObject(),
       );
     }
-    const response = await this.invoke(request.method, request.params, replyId);
+    const response = await this.invoke(request.method, request.params, replyId, budget);
     return hasId ? response : undefined; // a notification gets no reply
   }
 
-  private async invoke(name: string, params: unknown, id: JsonRpcId): Promise<string> {
+  private async invoke(name: string, params: unknown, id: JsonRpcId, budget?: ReplyBudget): Promise<string> {
     const started = performance.now();
     const route = this.routes.get(name);
     if (route === undefined) {
@@ -202,6 +252,7 @@ export class RpcServer {
         message: `method ${name} does not exist`,
       });
     }
+    const limit = this.options.maxResponseBytes;
     try {
       const args = params === undefined ? {} : params;
       if (args === null || typeof args !== "object" || Array.isArray(args)) {
@@ -212,14 +263,21 @@ export class RpcServer {
         const where = first?.path ? `params${first.path.replaceAll("/", ".")}` : "params";
         throw invalidParams(`${where}: ${first?.message ?? "invalid"}`, { path: first?.path ?? "" });
       }
-      const value = await route.definition.handler(args);
+      if (budget !== undefined && budget.bytesLeft <= 0) throw batchTooLarge(limit);
+      // Not `await` on a plain value: the budget must be charged before the next call of a batch starts.
+      const produced: unknown = route.definition.handler(args);
+      const value = produced instanceof Promise ? ((await produced) as unknown) : produced;
       const result = value instanceof RawJson ? value.text : JSON.stringify(value ?? null);
       const size = value instanceof RawJson ? value.bytes : Buffer.byteLength(result);
-      if (size > this.options.maxResponseBytes) {
-        throw limitExceeded(
-          `result is ${size} bytes; the limit is ${this.options.maxResponseBytes}`,
-          "response_too_large",
-        );
+      if (size > limit) {
+        throw limitExceeded(`result is ${size} bytes; the limit is ${limit}`, "response_too_large");
+      }
+      if (budget !== undefined) {
+        if (size > budget.bytesLeft) {
+          budget.bytesLeft = 0;
+          throw batchTooLarge(limit);
+        }
+        budget.bytesLeft -= size;
       }
       this.reportCall(name, "ok", (performance.now() - started) / 1000);
       return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`;
@@ -296,6 +354,13 @@ export class RpcServer {
       );
       return;
     }
+    // One reply at a time per connection. node:http hands over every request of a chunk at once
+    // (its pause for pipelining acts on later chunks only) and queues their replies in memory, so
+    // 50 clients that pipelined 4 requests for 8 MB each and never read made the node build and
+    // hold all 200 replies, 2 GB (test/e2e/limitsUnderAttack.test.ts). A queued reply gets the
+    // socket once the one before it has been taken; the request is served then, if the
+    // connection is still open.
+    if (res.socket === null && !(await turnOf(req, res))) return;
     const body = await this.readBody(req);
     if (body === undefined) {
       // No `Connection: close` here: closing the socket while the client is still sending makes
@@ -312,6 +377,9 @@ export class RpcServer {
       );
       return;
     }
+    // A connection closed by now (the client left, or watchBacklog closed it) has no one to read
+    // the reply: do not build it.
+    if (req.socket.destroyed) return;
     let payload: unknown;
     try {
       payload = JSON.parse(body.toString("utf8"));
@@ -389,5 +457,45 @@ export class RpcServer {
   private sendText(res: ServerResponse, status: number, text: string): void {
     res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
     res.end(text);
+    // end() has handed the reply to the socket, which wrote what the kernel took at once.
+    this.watchBacklog(res.req.socket);
+  }
+
+  /**
+   * Bounds the reply bytes held for clients that do not read (maxBufferedBytes, all connections
+   * together): a connection that falls behind is noted, and while the total is over the bound the
+   * connections that fell behind first are closed. A client that reads catches up and is forgotten.
+   * Without it, 50 clients that asked for 8 MB each and never read kept ~400 MB at the node for as
+   * long as they stayed connected, and 1,000 such clients would have taken 8 GB
+   * (test/e2e/limitsUnderAttack.test.ts). At most one warning per 10 s says how many were closed.
+   */
+  private watchBacklog(socket: Socket): void {
+    if (!socket.destroyed && socket.writableLength > 0 && !this.behind.has(socket)) {
+      this.behind.add(socket);
+      const forget = (): void => {
+        this.behind.delete(socket);
+        socket.off("drain", forget);
+        socket.off("close", forget);
+      };
+      socket.on("drain", forget);
+      socket.on("close", forget);
+    }
+    let total = 0;
+    for (const held of this.behind) total += held.writableLength;
+    for (const held of this.behind) {
+      if (total <= this.options.maxBufferedBytes) break;
+      total -= held.writableLength;
+      this.behind.delete(held);
+      held.destroy();
+      this.shed.count++;
+    }
+    const now = Date.now();
+    if (this.shed.count > 0 && now - this.shed.loggedAt > 10_000) {
+      this.log.warn(
+        { connections: this.shed.count, maxBufferedBytes: this.options.maxBufferedBytes },
+        "closed connections that did not take their replies",
+      );
+      this.shed = { count: 0, loggedAt: now };
+    }
   }
 }
