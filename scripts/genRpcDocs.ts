@@ -855,10 +855,22 @@ function renderLimits(): string {
       "-32005 `range_too_large`",
     ],
     [
-      "Serialized result of one call",
+      "Serialized result of one call, and the results of one batch together",
       bytes(RPC.maxResponseBytes),
       "`rpc.max_response_bytes`",
-      "-32005 `response_too_large`",
+      "-32005 `response_too_large` (in a batch: the calls past the budget, which do not run)",
+    ],
+    [
+      "Time to send the request head / the whole request",
+      `${RPC.headersTimeoutMs / 1000} s / ${RPC.requestTimeoutMs / 1000} s`,
+      "`rpc.headers_timeout_ms`, `rpc.request_timeout_ms`",
+      "HTTP 408, connection closed",
+    ],
+    [
+      "Reply bytes held for clients that do not read (all connections)",
+      bytes(RPC.maxBufferedBytes),
+      "`rpc.max_buffered_bytes`",
+      "the connections that fell behind first are closed",
     ],
     [
       "Transaction size (canonical JSON of the body)",
