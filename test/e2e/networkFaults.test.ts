@@ -1,13 +1,16 @@
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { type Commit, hashHeader, precommitVote, signVote, type Tx } from "../../src/chain/index.ts";
 import { type Evidence, recoverBodySigner, signBody, type VoteBody } from "../../src/consensus/index.ts";
 import { hexToBytes } from "../../src/crypto/index.ts";
-import { type PeerStatus, peerIdOf } from "../../src/p2p/index.ts";
-import { P2PTestNet, type TestPeer } from "../helpers/p2pNet.ts";
+import { pino } from "pino";
+import { generateNodeKey, P2PNetwork, type PeerStatus, peerIdOf } from "../../src/p2p/index.ts";
+import { FAST_P2P, P2PTestNet, sleep, type TestPeer } from "../helpers/p2pNet.ts";
 import { rpc } from "../helpers/process.ts";
-import { waitFor } from "../helpers/testNode.ts";
+import { signTx, transferBody, waitFor } from "../helpers/testNode.ts";
 import { Testnet } from "../helpers/testnet.ts";
 
 /**
@@ -249,6 +252,241 @@ describe("a byzantine validator that double-votes (processes + a raw peer)", { t
       honest_signing_records: signed,
       nodes_up_ms: nodesUp,
       peer_connected_ms: connectedAfter,
+      total_ms: Date.now() - started,
+    });
+  });
+});
+
+/** A block in the blocks-by-range (sync) form, as far as the corruptions below touch it. */
+interface SyncBlockJson {
+  header: { number: number; parent_hash: string; state_root: string; timestamp: number } & Record<
+    string,
+    unknown
+  >;
+  txs: Tx[];
+  last_commit: Commit | null;
+  commit: Commit;
+}
+
+type Corruption = "state_root" | "certificate" | "transaction";
+
+/** Parsed pino JSON lines of a node's output. */
+function logLines(output: string): Record<string, unknown>[] {
+  const lines: Record<string, unknown>[] = [];
+  for (const line of output.split("\n")) {
+    if (!line.startsWith("{")) continue;
+    try {
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // a line cut by the process end
+    }
+  }
+  return lines;
+}
+
+describe("peers serving corrupted blocks to a syncing full node (processes + raw peers)", {
+  timeout: 90_000,
+}, () => {
+  let net: Testnet | undefined;
+  const peers = new P2PTestNet();
+  const networks: P2PNetwork[] = [];
+  after(async () => {
+    await Promise.allSettled(networks.map((n) => n.stop()));
+    await peers.stopAll();
+    await net?.stopAll();
+  });
+
+  it("each corrupt peer is penalized and banned; the full node syncs from the honest validators to their head", async () => {
+    const started = Date.now();
+    net = await Testnet.create(3, 1, BLOCK_TIME_MS);
+    const testnet = net;
+    const FULL = 3;
+    await Promise.all([0, 1, 2].map((i) => testnet.start(i)));
+    // Transactions, so that blocks carry some to tamper with.
+    const { accounts, chain_id } = testnet.file;
+    const sent: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const from = accounts[i % accounts.length];
+      const to = accounts[(i + 1) % accounts.length];
+      assert.ok(from && to);
+      const signed = signTx(
+        from.private_key,
+        transferBody(from.address, to.address, 7, -1, `sync${i}`),
+        chain_id,
+      );
+      sent.push(await rpc<string>(testnet.url(i % 3), "chain_sendSignedTransaction", signed));
+    }
+    // An honest helper peer, connected to validator 0, from which the corrupt peers take real blocks.
+    const fetcher = await peers.start({
+      status: await statusOf(testnet, 0),
+      bootstrap: [p2pAddr(testnet, 0)],
+    });
+    const v0 = peerIdOf(nodeKeyOf(testnet, 0));
+    await waitFor(
+      "the fetcher connected to validator 0",
+      async () => (fetcher.net.peerCount() === 1 ? true : undefined),
+      20_000,
+    );
+    await headsAbove(testnet, [0], 40, 60_000);
+    const sample = await waitFor(
+      "a committed transaction to replay",
+      async () => {
+        const tx = await rpc<{ block_number?: number } | null>(testnet.url(0), "chain_getTransactionByHash", {
+          hash: sent[0],
+        });
+        if (tx?.block_number === undefined) return undefined;
+        const [block] = (await fetcher.net.requestBlocks(
+          v0,
+          tx.block_number,
+          tx.block_number,
+        )) as SyncBlockJson[];
+        return block?.txs[0];
+      },
+      30_000,
+    );
+    const keys = [0, 1, 2].map((i) => validatorKey(testnet, i));
+    /** A certificate for `header` signed by the whole validator set: valid, whatever the block holds. */
+    const certify = (header: SyncBlockJson["header"], round: number): Commit => {
+      const hash = hashHeader(header as never);
+      const vote = precommitVote(chain_id, header.number, round, hash);
+      return {
+        height: header.number,
+        round,
+        block_hash: hash,
+        signatures: keys.map((k) => signVote(vote, k)),
+      };
+    };
+    /** Real blocks from..to, or when from is beyond the validators' head, a made-up successor of the head. */
+    const realOrNext = async (from: number, to: number): Promise<SyncBlockJson[]> => {
+      const real = (await fetcher.net.requestBlocks(v0, from, to)) as SyncBlockJson[];
+      if (real.length > 0) return real;
+      const [prev] = (await fetcher.net.requestBlocks(v0, from - 1, from - 1)) as SyncBlockJson[];
+      assert.ok(prev, `block ${from - 1} from validator 0`);
+      const header = {
+        ...prev.header,
+        number: from,
+        parent_hash: hashHeader(prev.header as never),
+        timestamp: prev.header.timestamp + 1,
+      };
+      return [{ header, txs: [], last_commit: prev.commit, commit: certify(header, 0) }];
+    };
+    const corrupt = (kind: Corruption, blocks: SyncBlockJson[]): SyncBlockJson[] => {
+      const block = structuredClone(blocks[0]) as SyncBlockJson;
+      switch (kind) {
+        case "state_root": {
+          // A wrong state root under a certificate that verifies: only re-execution can tell.
+          block.header.state_root = `0x${"5a".repeat(32)}`;
+          block.commit = certify(block.header, block.commit.round);
+          break;
+        }
+        case "certificate": {
+          // The real block, certified by three keys outside the validator set.
+          const vote = precommitVote(
+            chain_id,
+            block.header.number,
+            block.commit.round,
+            block.commit.block_hash,
+          );
+          block.commit = {
+            ...block.commit,
+            signatures: [0, 1, 2].map(() => signVote(vote, randomBytes(32))),
+          };
+          break;
+        }
+        case "transaction": {
+          // The real header and certificate, with a transaction changed (or one replayed into it).
+          const [first] = block.txs;
+          if (first === undefined) block.txs = [sample];
+          else block.txs[0] = { ...first, operation: { ...first.operation, value: 6 } };
+          break;
+        }
+      }
+      return [block];
+    };
+    const honestHead = await testnet.head(0);
+    const fakeStatus = { ...(await statusOf(testnet, 0, honestHead)), head_number: honestHead + 1000 };
+    const kinds: Corruption[] = ["state_root", "certificate", "transaction"];
+    const served = new Map<Corruption, number>();
+    const silent = pino({ level: "silent" });
+    // Three peers that claim a head far above the validators' and answer every blocks-by-range
+    // request with one corrupted block. They are the full node's first static peers.
+    const liars = await Promise.all(
+      kinds.map(async (kind) => {
+        const liar = new P2PNetwork(
+          { ...FAST_P2P, maxPeers: 1, nodeKey: generateNodeKey(), logger: silent },
+          {
+            status: () => fakeStatus,
+            onGossip: () => "ignore",
+            serveBlocks: async (from, to) => {
+              served.set(kind, (served.get(kind) ?? 0) + 1);
+              return corrupt(kind, await realOrNext(from, to));
+            },
+          },
+        );
+        networks.push(liar);
+        await liar.start();
+        return { kind, liar, addr: liar.listenAddrs()[0] ?? "" };
+      }),
+    );
+    const bootstrap = [...liars.map((l) => l.addr), ...[0, 1, 2].map((i) => p2pAddr(testnet, i))];
+    const syncStarted = Date.now();
+    await testnet.start(FULL, {
+      logLevel: "info",
+      env: { CHAIN_NODE_P2P_BOOTSTRAP: bootstrap.join(","), CHAIN_NODE_P2P_SYNC_BATCH: "10" },
+    });
+    await waitFor(
+      "every corrupt peer penalized by the full node",
+      async () => {
+        const penalized = new Set(
+          logLines(testnet.output(FULL))
+            .filter((l) => l.msg === "peer penalized")
+            .map((l) => l.peer),
+        );
+        return liars.every((l) => penalized.has(l.liar.peerId)) ? true : undefined;
+      },
+      60_000,
+    );
+    await waitFor(
+      "the full node at the validators' head",
+      async () => ((await testnet.head(FULL)) >= (await testnet.head(0)) - 1 ? true : undefined),
+      60_000,
+    );
+    const syncMs = Date.now() - syncStarted;
+    const synced = await testnet.head(FULL);
+    const [ours, theirs] = await Promise.all(
+      [FULL, 0].map((i) =>
+        rpc<{ hash: string }>(testnet.url(i), "chain_getBlockByNumber", { number: synced }),
+      ),
+    );
+    assert.equal(ours?.hash, theirs?.hash, `the full node's block ${synced} is the validators'`);
+    await assertSameChain(testnet, [0, 1, 2, FULL]);
+
+    // (A validator may learn a liar's address by peer exchange and connect to it: only the full node counts here.)
+    const fullId = peerIdOf(nodeKeyOf(testnet, FULL));
+    const connectedTo = (liar: P2PNetwork) => liar.peers().some((p) => p.id === fullId);
+    const lines = logLines(testnet.output(FULL));
+    const reasons = lines
+      .filter((l) => l.msg === "peer served an invalid block")
+      .map((l) => String(l.reason));
+    for (const { kind, liar } of liars) {
+      assert.ok((served.get(kind) ?? 0) > 0, `the ${kind} liar was asked for blocks`);
+      assert.ok(!connectedTo(liar), `the ${kind} liar is disconnected from the full node`);
+      const penalty = lines.find((l) => l.msg === "peer penalized" && l.peer === liar.peerId);
+      assert.ok(penalty, `the ${kind} liar was penalized`);
+      assert.ok(Number(penalty.banMs) > 0, `the ${kind} liar is banned`);
+    }
+    // Banned: the full node does not dial them again (they are its static peers) and refuses them.
+    await sleep(1500);
+    for (const { kind, liar } of liars) assert.ok(!connectedTo(liar), `the ${kind} liar stays out`);
+    assert.ok(
+      (await rpc<number>(testnet.url(FULL), "net_peerCount")) >= 3,
+      "the full node keeps the validators",
+    );
+    figures("corrupted blocks during sync", {
+      corrupt_answers_served: Object.fromEntries(served),
+      rejection_reasons: reasons,
+      blocks_synced: synced,
+      sync_ms: syncMs,
       total_ms: Date.now() - started,
     });
   });
