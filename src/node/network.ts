@@ -54,6 +54,8 @@ export interface NetworkParts {
   nodeKey: Uint8Array;
   /** Signature checks off the event loop (worker threads), for sync; undefined: on the loop. */
   verifier: SignatureVerifier | undefined;
+  /** The clock consensus reads (Date.now unless a test skews it: node/clock.ts). */
+  now?: () => number;
   log: Logger;
 }
 
@@ -138,6 +140,7 @@ export class NetworkServices {
       maxTxBytes: genesis.consensus.max_tx_bytes,
       // Built and received well inside the validators' propose timeout (see BuildBudget).
       buildBudgetMs: options.consensus.proposeMs / 3,
+      ...(parts.now === undefined ? {} : { now: parts.now }),
     });
     this.engine = new TendermintEngine(host, {
       chainId: genesis.chain_id,

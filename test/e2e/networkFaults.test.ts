@@ -4,7 +4,13 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { type Commit, hashHeader, precommitVote, signVote, type Tx } from "../../src/chain/index.ts";
-import { type Evidence, recoverBodySigner, signBody, type VoteBody } from "../../src/consensus/index.ts";
+import {
+  type Evidence,
+  MAX_CLOCK_DRIFT_MS,
+  recoverBodySigner,
+  signBody,
+  type VoteBody,
+} from "../../src/consensus/index.ts";
 import { hexToBytes } from "../../src/crypto/index.ts";
 import { pino } from "pino";
 import { generateNodeKey, P2PNetwork, type PeerStatus, peerIdOf } from "../../src/p2p/index.ts";
@@ -488,6 +494,109 @@ describe("peers serving corrupted blocks to a syncing full node (processes + raw
       blocks_synced: synced,
       sync_ms: syncMs,
       total_ms: Date.now() - started,
+    });
+  });
+});
+
+describe("a validator whose clock is skewed (processes, CHAIN_NODE_CLOCK_SKEW_MS)", {
+  timeout: 120_000,
+}, () => {
+  let net: Testnet | undefined;
+  after(() => net?.stopAll());
+
+  /** Timestamps strictly increase; none is ahead of this (honest) clock by more than the drift bound. */
+  function assertTimestamps(blocks: BlockJson[], what: string): void {
+    const now = Date.now();
+    for (const [i, block] of blocks.entries()) {
+      const previous = blocks[i - 1];
+      if (previous !== undefined)
+        assert.ok(
+          block.timestamp > previous.timestamp,
+          `${what}: block ${block.number} later than its parent`,
+        );
+      assert.ok(
+        block.timestamp <= now + MAX_CLOCK_DRIFT_MS,
+        `${what}: block ${block.number} at most ${MAX_CLOCK_DRIFT_MS} ms ahead of the honest clock`,
+      );
+    }
+  }
+
+  it("30 s ahead: its proposals are refused as from the future, the others commit, timestamps stay honest", async () => {
+    const started = Date.now();
+    net = await Testnet.create(4, 0, BLOCK_TIME_MS);
+    const testnet = net;
+    const skewed = testnet.file.nodes[3];
+    assert.ok(skewed);
+    await Promise.all([
+      ...[0, 1, 2].map((i) => testnet.start(i)),
+      testnet.start(3, { env: { CHAIN_NODE_CLOCK_SKEW_MS: "30000" } }),
+    ]);
+    const from = await testnet.head(0);
+    const skewStarted = Date.now();
+    await headsAbove(testnet, [0, 1, 2], from + 12, 60_000);
+    const ms = Date.now() - skewStarted;
+    const top = await assertSameChain(testnet, [0, 1, 2, 3]);
+    const blocks = await blocksOf(testnet, 0, 1, await testnet.head(0));
+    assertTimestamps(blocks, "skewed +30 s");
+    const during = blocks.filter((b) => b.number > from);
+    assert.deepEqual(
+      during.filter((b) => b.proposer === skewed.address).map((b) => b.number),
+      [],
+      "no block proposed by the validator 30 s ahead",
+    );
+    const refusals = [0, 1, 2].map(
+      (i) => testnet.output(i).match(/proposed block is from the future/g)?.length ?? 0,
+    );
+    assert.ok(
+      refusals.every((n) => n > 0),
+      `every honest validator refused a proposal from the future: ${refusals}`,
+    );
+    figures("clock skew +30 s", {
+      heights_committed: during.length,
+      ms,
+      future_proposals_refused: refusals,
+      proposers: Object.fromEntries(
+        testnet.file.nodes.map((n, i) => [`node${i}`, during.filter((b) => b.proposer === n.address).length]),
+      ),
+      lowest_head: top,
+      total_ms: Date.now() - started,
+    });
+  });
+
+  it("30 s behind: the chain keeps committing with timestamps increasing, and it keeps up", async () => {
+    const testnet = net;
+    assert.ok(testnet, "the testnet of the previous step");
+    const started = Date.now();
+    await testnet.stop(3);
+    await testnet.start(3, { env: { CHAIN_NODE_CLOCK_SKEW_MS: "-30000" } });
+    const from = await testnet.head(0);
+    const signedBefore = testnet.signingLog(3).length;
+    await headsAbove(testnet, [0, 1, 2], from + 12, 60_000);
+    const ms = Date.now() - started;
+    await waitFor(
+      "the validator 30 s behind at the others' head",
+      async () => ((await testnet.head(3)) >= (await testnet.head(0)) - 1 ? true : undefined),
+      30_000,
+    );
+    await assertSameChain(testnet, [0, 1, 2, 3]);
+    const blocks = await blocksOf(testnet, 0, 1, await testnet.head(0));
+    assertTimestamps(blocks, "skewed -30 s");
+    const during = blocks.filter((b) => b.number > from);
+    const signedDuring = testnet.signingLog(3).length - signedBefore;
+    const signs = during.filter((b) => b.validators.includes(testnet.file.nodes[3]?.address ?? "")).length;
+    assertNoDoubleSigning(testnet, [0, 1, 2, 3]);
+    // It takes part: before the fix in TendermintEngine.startHeight it waited out its 30 s for
+    // every height and signed nothing at all.
+    assert.ok(signedDuring > 0, "the validator 30 s behind signs votes");
+    assert.ok(signs > 0, "its precommits are in commit certificates");
+    figures("clock skew -30 s", {
+      heights_committed: during.length,
+      ms,
+      messages_signed_by_skewed: signedDuring,
+      commits_signed_by_skewed: signs,
+      proposers: Object.fromEntries(
+        testnet.file.nodes.map((n, i) => [`node${i}`, during.filter((b) => b.proposer === n.address).length]),
+      ),
     });
   });
 });
