@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { type Commit, hashHeader, precommitVote, signVote, type Tx } from "../../src/chain/index.ts";
@@ -597,6 +597,96 @@ describe("a validator whose clock is skewed (processes, CHAIN_NODE_CLOCK_SKEW_MS
       proposers: Object.fromEntries(
         testnet.file.nodes.map((n, i) => [`node${i}`, during.filter((b) => b.proposer === n.address).length]),
       ),
+    });
+  });
+});
+
+describe("partitions 2/2 and 1/3, then healed (processes, CHAIN_NODE_PARTITION_FILE)", {
+  timeout: 150_000,
+}, () => {
+  let net: Testnet | undefined;
+  after(() => net?.stopAll());
+
+  it("neither half commits in a 2/2 split, the 3 commit without the 1; after each heal all converge on one chain", async () => {
+    const started = Date.now();
+    net = await Testnet.create(4, 0, BLOCK_TIME_MS);
+    const testnet = net;
+    const all = [0, 1, 2, 3];
+    const fileOf = (i: number) => join(testnet.dir, `partition-${i}.json`);
+    const ids = all.map((i) => peerIdOf(nodeKeyOf(testnet, i)));
+    /** Each node cuts the nodes outside its group; `[]` heals. */
+    const split = (groups: number[][]) => {
+      for (const i of all) {
+        const group = groups.find((g) => g.includes(i)) ?? all;
+        const cut = all.filter((j) => !group.includes(j)).map((j) => ids[j]);
+        writeFileSync(fileOf(i), JSON.stringify(cut));
+      }
+    };
+    const peerCounts = () => Promise.all(all.map((i) => rpc<number>(testnet.url(i), "net_peerCount")));
+    await Promise.all(all.map((i) => testnet.start(i, { env: { CHAIN_NODE_PARTITION_FILE: fileOf(i) } })));
+    await headsAbove(testnet, all, 2, 30_000);
+
+    // 2/2: each half holds half the stake, short of the +2/3 a commit needs.
+    split([
+      [0, 1],
+      [2, 3],
+    ]);
+    await waitFor(
+      "each half down to one peer",
+      async () => ((await peerCounts()).every((n) => n === 1) ? true : undefined),
+      10_000,
+    );
+    await sleep(1500); // a block whose precommits were already on their way may still land
+    const frozen = await Promise.all(all.map((i) => testnet.head(i)));
+    await sleep(5000);
+    assert.deepEqual(
+      await Promise.all(all.map((i) => testnet.head(i))),
+      frozen,
+      "no commit on either side of 2/2",
+    );
+    const healed = Date.now();
+    split([all]);
+    await headsAbove(testnet, all, Math.max(...frozen), 30_000);
+    const converge22 = Date.now() - healed;
+    const afterHeal22 = await assertSameChain(testnet, all);
+
+    // 1/3: node 3 alone; the other three hold 3/4 of the stake.
+    split([[0, 1, 2], [3]]);
+    await waitFor(
+      "node 3 alone",
+      async () => ((await peerCounts()).join() === "2,2,2,0" ? true : undefined),
+      10_000,
+    );
+    await sleep(1500);
+    const lone = await testnet.head(3);
+    const three = await testnet.head(0);
+    await headsAbove(testnet, [0, 1, 2], three + 5, 30_000);
+    assert.equal(await testnet.head(3), lone, "the lone validator commits nothing");
+    const committedBy3 = (await testnet.head(0)) - three;
+    const healed13 = Date.now();
+    split([all]);
+    const target = await testnet.head(0);
+    await headsAbove(testnet, [3], target, 30_000);
+    const converge13 = Date.now() - healed13;
+    const [ours, theirs] = await Promise.all(
+      [3, 0].map((i) => rpc<{ hash: string }>(testnet.url(i), "chain_getBlockByNumber", { number: target })),
+    );
+    assert.equal(ours?.hash, theirs?.hash, `node 3's block ${target} is the others'`);
+    await headsAbove(testnet, all, target + 2, 30_000);
+
+    // Across both: one block per height on every node, and nobody signed twice.
+    const top = await assertSameChain(testnet, all);
+    const signed = assertNoDoubleSigning(testnet, all);
+    figures("partitions", {
+      split_2_2_ms: 5000,
+      heads_frozen_2_2: frozen,
+      converge_after_2_2_heal_ms: converge22,
+      head_after_2_2_heal: afterHeal22,
+      committed_by_3_while_1_cut: committedBy3,
+      converge_after_1_3_heal_ms: converge13,
+      heights_checked_on_4_nodes: top,
+      signing_records_audited: signed,
+      total_ms: Date.now() - started,
     });
   });
 });
