@@ -586,13 +586,23 @@ describe("a validator whose clock is skewed (processes, CHAIN_NODE_CLOCK_SKEW_MS
     const signs = during.filter((b) => b.validators.includes(testnet.file.nodes[3]?.address ?? "")).length;
     assertNoDoubleSigning(testnet, [0, 1, 2, 3]);
     // It takes part: before the fix in TendermintEngine.startHeight it waited out its 30 s for
-    // every height and signed nothing at all.
+    // every height and signed nothing at all. It signs votes now; being 30 s behind, beyond the
+    // drift bound, it refuses the others' blocks as from its future (prevotes nil) and precommits
+    // mostly nothing but its own proposals, so whether its precommit lands in a certificate is a
+    // race, not asserted.
+    const hashAt = new Map(blocks.map((b) => [b.number, b.hash]));
+    const precommitsForCommitted = testnet
+      .signingLog(3)
+      .slice(signedBefore)
+      .filter((r) => r.body.type === "precommit" && r.body.block_hash === hashAt.get(r.height)).length;
+    const refusedAsFuture = testnet.output(3).match(/proposed block is from the future/g)?.length ?? 0;
     assert.ok(signedDuring > 0, "the validator 30 s behind signs votes");
-    assert.ok(signs > 0, "its precommits are in commit certificates");
     figures("clock skew -30 s", {
       heights_committed: during.length,
       ms,
       messages_signed_by_skewed: signedDuring,
+      precommits_for_committed_blocks: precommitsForCommitted,
+      others_blocks_it_refused_as_future: refusedAsFuture,
       commits_signed_by_skewed: signs,
       proposers: Object.fromEntries(
         testnet.file.nodes.map((n, i) => [`node${i}`, during.filter((b) => b.proposer === n.address).length]),
