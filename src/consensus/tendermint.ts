@@ -219,7 +219,14 @@ export class TendermintEngine {
     // After a restart mid-height, rounds we already signed in are behind us.
     const last = this.signer?.lastSigned();
     const round = last !== undefined && last.height === this.height ? last.round : 0;
-    const wait = this.host.headTimestamp() + this.timeouts.commitMs - this.host.now();
+    // The block time is counted from the head's timestamp, but never waited for longer than the
+    // block time itself: that timestamp comes from its proposer's clock, and a validator whose
+    // clock is behind (by 30 s in test/e2e/networkFaults.test.ts) otherwise sat out every height
+    // until its own clock caught up with it, signing nothing; two such of four halt the chain.
+    const wait = Math.min(
+      this.timeouts.commitMs,
+      this.host.headTimestamp() + this.timeouts.commitMs - this.host.now(),
+    );
     const height = this.height;
     const generation = ++this.heightStarts;
     this.after(Math.max(0, wait), async () => {

@@ -25,6 +25,7 @@ import type { Admission } from "../txpool/index.ts";
 import { homePaths } from "./home.ts";
 import type { Logger } from "./logger.ts";
 import type { NodeOptions } from "./options.ts";
+import { watchPartitionFile } from "./partition.ts";
 import { SyncProgress } from "./syncProgress.ts";
 
 /** Rejections that prove the sender forwarded garbage (not just a race with a block or the pool). */
@@ -54,6 +55,8 @@ export interface NetworkParts {
   nodeKey: Uint8Array;
   /** Signature checks off the event loop (worker threads), for sync; undefined: on the loop. */
   verifier: SignatureVerifier | undefined;
+  /** The clock consensus reads (Date.now unless a test skews it: node/clock.ts). */
+  now?: () => number;
   log: Logger;
 }
 
@@ -68,11 +71,15 @@ export class NetworkServices {
   private readonly signer: ConsensusSigner | undefined;
   private readonly admission: Admission;
   private readonly progress: SyncProgress;
+  /** Test-only partition file watcher (node/partition.ts); a no-op unless CHAIN_NODE_PARTITION_FILE is set. */
+  private stopPartition: () => void = () => undefined;
+  private readonly log: Logger;
 
   private constructor(parts: NetworkParts) {
     const { options, genesis, chain, store, admission, validator, log } = parts;
     const paths = homePaths(options.home);
     this.admission = admission;
+    this.log = log;
     const consensusLog = log.child({ module: "consensus" });
     const logWith =
       (target: Logger) =>
@@ -138,6 +145,7 @@ export class NetworkServices {
       maxTxBytes: genesis.consensus.max_tx_bytes,
       // Built and received well inside the validators' propose timeout (see BuildBudget).
       buildBudgetMs: options.consensus.proposeMs / 3,
+      ...(parts.now === undefined ? {} : { now: parts.now }),
     });
     this.engine = new TendermintEngine(host, {
       chainId: genesis.chain_id,
@@ -182,6 +190,7 @@ export class NetworkServices {
       services.signer?.close();
       throw error;
     }
+    services.stopPartition = watchPartitionFile((ids) => services.p2p.partition(ids), services.log);
     services.engine.start();
     return services;
   }
@@ -210,6 +219,7 @@ export class NetworkServices {
 
   /** Stops voting first (nothing half-signed is sent), then sync, then the network. */
   async stop(): Promise<void> {
+    this.stopPartition();
     await this.engine.stop();
     await this.sync.stop();
     await this.p2p.stop();

@@ -20,6 +20,7 @@ import {
 } from "../rpc/index.ts";
 import { LmdbStore } from "../storage/index.ts";
 import { Admission } from "../txpool/index.ts";
+import { nodeClock } from "./clock.ts";
 import { SignatureWorkers } from "./signatureWorkers.ts";
 import type { NodeOptions } from "./options.ts";
 import { homePaths } from "./home.ts";
@@ -132,17 +133,20 @@ export class ChainNode {
       const chain = new Chain(store, genesis);
       await chain.open();
 
+      // Real time unless a test skews it (CHAIN_NODE_CLOCK_SKEW_MS, see clock.ts).
+      const clock = nodeClock();
       verifier = options.verifyThreads > 0 ? await SignatureWorkers.start(options.verifyThreads) : undefined;
       const admission = new Admission(
         { state: () => store, isCommitted: (hash) => store.getConfirmedTx(hash) !== undefined },
         store,
         { ...options.pool, chainId: genesis.chain_id, maxTxBytes: genesis.consensus.max_tx_bytes },
-        Date.now,
+        clock,
         verifier,
       );
       const restored = await admission.restore(store.loadPending());
 
       const blocks = await startBlockMaking({
+        clock,
         options,
         genesis,
         chain,
@@ -256,6 +260,7 @@ export class ChainNode {
 }
 
 async function startBlockMaking(parts: {
+  clock: () => number;
   options: NodeOptions;
   genesis: Genesis;
   chain: Chain;
@@ -268,6 +273,7 @@ async function startBlockMaking(parts: {
   const { options, genesis, chain, store, admission, verifier, mode, log } = parts;
   if (mode.kind === "network") {
     const services = await NetworkServices.start({
+      now: parts.clock,
       options,
       genesis,
       chain,

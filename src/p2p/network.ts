@@ -135,6 +135,8 @@ export class P2PNetwork {
   #topicOf = new Map<string, GossipTopic>();
   #topicName: Partial<Record<GossipTopic, string>> = {};
   #statusTicks = 0;
+  /** Peers cut off by a test partition (see `partition`). */
+  #cut: ReadonlySet<string> = new Set();
 
   constructor(options: P2POptions, handlers: P2PHandlers) {
     this.#options = {
@@ -411,10 +413,30 @@ export class P2PNetwork {
     this.#disconnect(peerId);
   }
 
+  /**
+   * Test-only: cuts this node off from `peerIds` (a network partition without root, driven by
+   * CHAIN_NODE_PARTITION_FILE in node/partition.ts; test/e2e/networkFaults.test.ts). Connections
+   * to them are closed, dials both ways are refused, and gossip they forward is dropped, until a
+   * later call leaves them out (then static peers are redialed as usual). Not an offence: no ban.
+   */
+  partition(peerIds: readonly string[]): void {
+    this.#cut = new Set(peerIds);
+    for (const id of this.#cut) {
+      if (
+        this.#peers.has(id) ||
+        (this.#node?.getConnections().some((c) => c.remotePeer.toString() === id) ?? false)
+      ) {
+        this.#log.info({ peer: id }, "peer cut off by a test partition");
+        this.#disconnect(id);
+      }
+    }
+  }
+
   // --- connection lifecycle -------------------------------------------------------------------
 
+  /** Refused for now: banned, or cut off by a test partition. */
   #isBanned(peerId: string): boolean {
-    return this.#bans.isBanned(peerId, Date.now());
+    return this.#cut.has(peerId) || this.#bans.isBanned(peerId, Date.now());
   }
 
   /** Refuses a peer that is not of our chain: not an offence, but it may not come back for a while. */
@@ -627,7 +649,7 @@ export class P2PNetwork {
         return TopicValidatorResult.Reject;
       }
       const entry = this.#peers.get(from);
-      if (entry?.status === undefined) return TopicValidatorResult.Ignore;
+      if (entry?.status === undefined || this.#cut.has(from)) return TopicValidatorResult.Ignore;
       let payload: unknown;
       try {
         payload = decodeJson(message.data);

@@ -32,10 +32,17 @@ export interface NodeProcess {
  * Runs `chain-node <args>` as a real process (the pinned Node via process.execPath, through tsx)
  * and waits until its RPC answers. Register `stop` as teardown on the next line.
  */
-export async function spawnNode(args: string[], rpcPort: number, timeoutMs = 20_000): Promise<NodeProcess> {
+export async function spawnNode(
+  args: string[],
+  rpcPort: number,
+  timeoutMs = 20_000,
+  /** Added to this process's environment (e.g. a test-only knob such as CHAIN_NODE_CLOCK_SKEW_MS). */
+  env: Record<string, string> = {},
+): Promise<NodeProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
   });
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => {

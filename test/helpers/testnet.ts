@@ -78,11 +78,20 @@ export class Testnet {
     return node.rpc_url;
   }
 
-  async start(index: number): Promise<NodeProcess> {
+  /** `env` is added to the process's environment; `logLevel` defaults to warn. */
+  async start(
+    index: number,
+    options: { env?: Record<string, string>; logLevel?: string } = {},
+  ): Promise<NodeProcess> {
     const node = this.file.nodes[index];
     if (node === undefined) throw new Error(`no node ${index}`);
     const port = Number(new URL(node.rpc_url).port);
-    const started = await spawnNode(["start", "--home", node.home, "--log-level", "warn"], port, 60_000);
+    const started = await spawnNode(
+      ["start", "--home", node.home, "--log-level", options.logLevel ?? "warn"],
+      port,
+      60_000,
+      options.env,
+    );
     this.running.set(index, started);
     return started;
   }
