@@ -117,7 +117,7 @@ export class RpcServer {
     this.hooks = hooks;
     // node:http's own defaults (60 s for the head, 300 s for the request, checked every 30 s)
     // let a slowloris client hold a connection for up to 90 s with one byte every few seconds
-    // (test/e2e/limitsUnderAttack.test.ts). node:http refuses a head timeout above the request one.
+    // (test/load/limitsUnderAttack.test.ts). node:http refuses a head timeout above the request one.
     const headersTimeout = Math.min(options.headersTimeoutMs, options.requestTimeoutMs);
     this.server = createServer(
       {
@@ -208,7 +208,7 @@ export class RpcServer {
     // so a batch of dependent transactions is admitted in the order it was written.
     // The results of one batch share one maxResponseBytes budget. Without it a batch of 100
     // chain_getBlocks of 8 MB each made the server build all 800 MB of results, fail to join them
-    // (HTTP 500, "Invalid string length") and grow by 1.8 GB (test/e2e/limitsUnderAttack.test.ts).
+    // (HTTP 500, "Invalid string length") and grow by 1.8 GB (test/load/limitsUnderAttack.test.ts).
     // A synchronous handler's result is counted before the next call starts, so the calls past
     // the budget never run.
     const budget: ReplyBudget = { bytesLeft: this.options.maxResponseBytes };
@@ -357,7 +357,7 @@ export class RpcServer {
     // One reply at a time per connection. node:http hands over every request of a chunk at once
     // (its pause for pipelining acts on later chunks only) and queues their replies in memory, so
     // 50 clients that pipelined 4 requests for 8 MB each and never read made the node build and
-    // hold all 200 replies, 2 GB (test/e2e/limitsUnderAttack.test.ts). A queued reply gets the
+    // hold all 200 replies, 2 GB (test/load/limitsUnderAttack.test.ts). A queued reply gets the
     // socket once the one before it has been taken; the request is served then, if the
     // connection is still open.
     if (res.socket === null && !(await turnOf(req, res))) return;
@@ -467,7 +467,7 @@ export class RpcServer {
    * connections that fell behind first are closed. A client that reads catches up and is forgotten.
    * Without it, 50 clients that asked for 8 MB each and never read kept ~400 MB at the node for as
    * long as they stayed connected, and 1,000 such clients would have taken 8 GB
-   * (test/e2e/limitsUnderAttack.test.ts). At most one warning per 10 s says how many were closed.
+   * (test/load/limitsUnderAttack.test.ts). At most one warning per 10 s says how many were closed.
    */
   private watchBacklog(socket: Socket): void {
     if (!socket.destroyed && socket.writableLength > 0 && !this.behind.has(socket)) {

@@ -2,6 +2,12 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import {
+  assertNoDoubleSigning,
+  assertSameChain,
+  blocksOf,
+  headsAbove,
+} from "../helpers/chainChecks.ts";
 import { rpc } from "../helpers/process.ts";
 import { signTx, type TxBodyInput, transferBody, waitFor } from "../helpers/testNode.ts";
 import { Testnet } from "../helpers/testnet.ts";
@@ -11,62 +17,8 @@ import { Testnet } from "../helpers/testnet.ts";
  * one full node, on 127.0.0.1. The steps build on each other (one network, one chain).
  */
 
-interface BlockJson {
-  number: number;
-  hash: string;
-  state_root: string;
-  validators: string[];
-}
-
 const BLOCK_TIME_MS = 200;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function blocksOf(net: Testnet, index: number, from: number, to: number): Promise<BlockJson[]> {
-  const blocks: BlockJson[] = [];
-  for (let start = from; start <= to; start += 100) {
-    const end = Math.min(to, start + 99);
-    blocks.push(...(await rpc<BlockJson[]>(net.url(index), "chain_getBlocks", { from: start, to: end })));
-  }
-  return blocks;
-}
-
-/** All the given nodes report the same hash and state root at every height up to the lowest head. */
-async function assertSameChain(net: Testnet, nodes: number[]): Promise<number> {
-  const heads = await Promise.all(nodes.map((i) => net.head(i)));
-  const top = Math.min(...heads);
-  const chains = await Promise.all(nodes.map((i) => blocksOf(net, i, 1, top)));
-  for (let h = 0; h < top; h++) {
-    const hashes = new Set(chains.map((c) => c[h]?.hash));
-    const roots = new Set(chains.map((c) => c[h]?.state_root));
-    assert.equal(hashes.size, 1, `one hash at height ${h + 1}`);
-    assert.equal(roots.size, 1, `one state root at height ${h + 1}`);
-  }
-  return top;
-}
-
-function assertNoDoubleSigning(net: Testnet, nodes: number[]): number {
-  let records = 0;
-  for (const i of nodes) {
-    const seen = new Map<string, string>();
-    for (const record of net.signingLog(i)) {
-      records += 1;
-      const key = `${record.height}/${record.round}/${record.step}`;
-      const body = JSON.stringify(record.body);
-      assert.ok(!seen.has(key) || seen.get(key) === body, `node${i} signed two messages at ${key}`);
-      seen.set(key, body);
-    }
-  }
-  return records;
-}
-
-async function headsAbove(net: Testnet, nodes: number[], height: number, timeoutMs: number): Promise<void> {
-  await waitFor(
-    `nodes ${nodes.join(",")} above height ${height}`,
-    async () =>
-      (await Promise.all(nodes.map((i) => net.head(i)))).every((h) => h > height) ? true : undefined,
-    timeoutMs,
-  );
-}
 
 describe("a network of four validators and a late full node (processes)", { timeout: 240_000 }, () => {
   let net: Testnet;

@@ -15,6 +15,13 @@ import { hexToBytes } from "../../src/crypto/index.ts";
 import { pino } from "pino";
 import { generateNodeKey, P2PNetwork, type PeerStatus, peerIdOf } from "../../src/p2p/index.ts";
 import { FAST_P2P, P2PTestNet, sleep, type TestPeer } from "../helpers/p2pNet.ts";
+import {
+  assertNoDoubleSigning,
+  assertSameChain,
+  type BlockJson,
+  blocksOf,
+  headsAbove,
+} from "../helpers/chainChecks.ts";
 import { rpc } from "../helpers/process.ts";
 import { signTx, transferBody, waitFor } from "../helpers/testNode.ts";
 import { Testnet } from "../helpers/testnet.ts";
@@ -27,77 +34,10 @@ import { Testnet } from "../helpers/testnet.ts";
  * (`# figures …` lines) for docs/reliability.md.
  */
 
-interface BlockJson {
-  number: number;
-  hash: string;
-  state_root: string;
-  timestamp: number;
-  proposer: string;
-  validators: string[];
-}
-
 const BLOCK_TIME_MS = 200;
 
 function figures(what: string, values: Record<string, unknown>): void {
   process.stdout.write(`# figures ${what}: ${JSON.stringify(values)}\n`);
-}
-
-async function blocksOf(net: Testnet, index: number, from: number, to: number): Promise<BlockJson[]> {
-  const blocks: BlockJson[] = [];
-  for (let start = from; start <= to; start += 100) {
-    const end = Math.min(to, start + 99);
-    blocks.push(...(await rpc<BlockJson[]>(net.url(index), "chain_getBlocks", { from: start, to: end })));
-  }
-  return blocks;
-}
-
-/**
- * No two different block hashes at any height on any of `nodes` (each compared up to its own head);
- * returns the lowest head, up to which all of them hold every block.
- */
-async function assertSameChain(net: Testnet, nodes: number[]): Promise<number> {
-  const heads = await Promise.all(nodes.map((i) => net.head(i)));
-  const chains = await Promise.all(nodes.map((i, k) => blocksOf(net, i, 1, heads[k] ?? 0)));
-  const top = Math.max(...heads);
-  for (let h = 1; h <= top; h++) {
-    const hashes = new Set<string>();
-    const roots = new Set<string>();
-    for (const [k, chain] of chains.entries()) {
-      const block = chain[h - 1];
-      if (block === undefined) continue;
-      assert.equal(block.number, h, `node${nodes[k]} block at index ${h - 1} is number ${h}`);
-      hashes.add(block.hash);
-      roots.add(block.state_root);
-    }
-    assert.ok(hashes.size <= 1, `one hash at height ${h}: ${[...hashes].join(", ")}`);
-    assert.ok(roots.size <= 1, `one state root at height ${h}`);
-  }
-  return Math.min(...heads);
-}
-
-/** No validator of `nodes` signed two different messages at one height/round/step. */
-function assertNoDoubleSigning(net: Testnet, nodes: number[]): number {
-  let records = 0;
-  for (const i of nodes) {
-    const seen = new Map<string, string>();
-    for (const record of net.signingLog(i)) {
-      records += 1;
-      const key = `${record.height}/${record.round}/${record.step}`;
-      const body = JSON.stringify(record.body);
-      assert.ok(!seen.has(key) || seen.get(key) === body, `node${i} signed two messages at ${key}`);
-      seen.set(key, body);
-    }
-  }
-  return records;
-}
-
-async function headsAbove(net: Testnet, nodes: number[], height: number, timeoutMs: number): Promise<void> {
-  await waitFor(
-    `nodes ${nodes.join(",")} above height ${height}`,
-    async () =>
-      (await Promise.all(nodes.map((i) => net.head(i)))).every((h) => h > height) ? true : undefined,
-    timeoutMs,
-  );
 }
 
 function homeOf(net: Testnet, index: number): string {
@@ -649,10 +589,14 @@ describe("partitions 2/2 and 1/3, then healed (processes, CHAIN_NODE_PARTITION_F
     await sleep(1500); // a block whose precommits were already on their way may still land
     const frozen = await Promise.all(all.map((i) => testnet.head(i)));
     await sleep(5000);
-    assert.deepEqual(
-      await Promise.all(all.map((i) => testnet.head(i))),
-      frozen,
-      "no commit on either side of 2/2",
+    // No new height on either side. A node that was one block behind at the cut may still fetch
+    // that block from its partner (sync within its half), so heads are bounded by the highest
+    // frozen one rather than required to stay put.
+    const highest = Math.max(...frozen);
+    const later = await Promise.all(all.map((i) => testnet.head(i)));
+    assert.ok(
+      later.every((h) => h <= highest),
+      `no commit on either side of 2/2: heads ${later.join(",")} after ${frozen.join(",")}`,
     );
     const healed = Date.now();
     split([all]);

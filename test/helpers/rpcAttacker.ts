@@ -3,7 +3,7 @@ import { connect, type Socket } from "node:net";
 
 /**
  * Hostile RPC clients, run in a child process of their own (`forkAttacker`) so the attack and the
- * well-behaved client measuring latency do not share an event loop (test/e2e/limitsUnderAttack.test.ts).
+ * well-behaved client measuring latency do not share an event loop (test/load/limitsUnderAttack.test.ts).
  * The parent sends one `AttackOrder`; the child posts `{ready: true}` once the attack is in its
  * steady state. The attack lasts at least the order's `durationMs` and until the parent sends
  * `{stop: true}`; then the child posts `{done: true, stats}`, having closed every socket it opened.

@@ -4,7 +4,7 @@ import { after, before, describe, it } from "node:test";
 import { type JsonRpcReply, startTestNode, type TestNode } from "../helpers/testNode.ts";
 
 /**
- * Small, fast regressions of the limits test/e2e/limitsUnderAttack.test.ts found missing under
+ * Small, fast regressions of the limits test/load/limitsUnderAttack.test.ts found missing under
  * attack: one batch's results share max_response_bytes, and a client that is slow to send its
  * request head or body gets 408 and is disconnected after the configured timeouts.
  */
