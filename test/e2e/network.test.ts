@@ -2,12 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import {
-  assertNoDoubleSigning,
-  assertSameChain,
-  blocksOf,
-  headsAbove,
-} from "../helpers/chainChecks.ts";
+import { assertNoDoubleSigning, assertSameChain, blocksOf, headsAbove } from "../helpers/chainChecks.ts";
 import { rpc } from "../helpers/process.ts";
 import { signTx, type TxBodyInput, transferBody, waitFor } from "../helpers/testNode.ts";
 import { Testnet } from "../helpers/testnet.ts";
