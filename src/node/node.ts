@@ -135,7 +135,7 @@ export class ChainNode {
 
       // Real time unless a test skews it (CHAIN_NODE_CLOCK_SKEW_MS, see clock.ts).
       const clock = nodeClock();
-      verifier = options.verifyThreads > 0 ? await SignatureWorkers.start(options.verifyThreads) : undefined;
+      verifier = await startVerifier(options.verifyThreads, log);
       const admission = new Admission(
         { state: () => store, isCommitted: (hash) => store.getConfirmedTx(hash) !== undefined },
         store,
@@ -256,6 +256,20 @@ export class ChainNode {
     await this.verifier?.close();
     await this.store.close();
     this.log.info("node stopped");
+  }
+}
+
+/**
+ * The signature-check threads, or undefined (checks on the event loop) when none are configured
+ * or they cannot start: slower admission is better than a node that does not start.
+ */
+async function startVerifier(threads: number, log: Logger): Promise<SignatureWorkers | undefined> {
+  if (threads <= 0) return undefined;
+  try {
+    return await SignatureWorkers.start(threads);
+  } catch (error) {
+    log.warn({ err: error, threads }, "signature-check threads did not start; checking on the event loop");
+    return undefined;
   }
 }
 
