@@ -1,7 +1,8 @@
 import { verifyCommit } from "./commit.ts";
 import { TxRejectedError } from "./errors.ts";
 import { nonceOf, type StateReader } from "./state.ts";
-import { txBody, verifySignedTx } from "./transaction.ts";
+import type { SignedHashJob, SignedHashResult } from "../crypto/index.ts";
+import { prepareSignedTx, type TxVerifyOptions, txBody, verifySignedTx } from "./transaction.ts";
 import type { BlockHeader, Commit, StoredBlock, Tx, Validator } from "./types.ts";
 
 /**
@@ -114,9 +115,36 @@ function verifyAsSubmitted(tx: Tx, context: BlockCheckContext, fail: (message: s
       throw error;
     }
   })();
-  if (verified.hash !== tx.hash || verified.address !== tx.address || verified.signature !== tx.signature) {
-    fail(`transaction ${tx.hash} does not match its signature`);
+  if (!sameSignedTx(verified, tx)) fail(`transaction ${tx.hash} does not match its signature`);
+}
+
+/** A block's transaction is the one its signature makes: same hash, signer and (lower-case) signature. */
+function sameSignedTx(verified: Pick<Tx, "hash" | "address" | "signature">, tx: Tx): boolean {
+  return verified.hash === tx.hash && verified.address === tx.address && verified.signature === tx.signature;
+}
+
+/**
+ * The signature job of a block's transaction (undefined if its shape or size already refuses it),
+ * for checking ahead of the block check on other threads.
+ */
+export function signatureJobOf(tx: Tx, options: TxVerifyOptions): SignedHashJob | undefined {
+  try {
+    return prepareSignedTx({ signature: tx.signature, transaction: txBody(tx) }, options);
+  } catch (error) {
+    if (error instanceof TxRejectedError) return undefined;
+    throw error;
   }
+}
+
+/**
+ * Whether `check` (checkSignedHash of signatureJobOf(tx)) proves `tx` exactly as the block check
+ * would: a transaction it proves may be given to `alreadyVerified`.
+ */
+export function signatureProves(tx: Tx, check: SignedHashResult): boolean {
+  return (
+    check.ok &&
+    sameSignedTx({ hash: check.hash, address: check.signer, signature: tx.signature.toLowerCase() }, tx)
+  );
 }
 
 /**

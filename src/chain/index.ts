@@ -12,6 +12,8 @@ export {
   includableTxs,
   type ProposedBlock,
   UNORDERED_TX_WINDOW_MS,
+  signatureJobOf,
+  signatureProves,
 } from "./blockCheck.ts";
 export { type BlockWrite, Chain, type ChainStore, type ExecutedBlock } from "./chain.ts";
 export { type CommitCheck, precommitVote, signVote, verifyCommit } from "./commit.ts";

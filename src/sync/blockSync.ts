@@ -6,16 +6,15 @@ import {
   type ExecutedBlock,
   hashHeader,
   InvalidBlockError,
-  prepareSignedTx,
   type ProposedBlock,
   type StoredBlock,
   type Tx,
-  TxRejectedError,
-  txBody,
+  signatureJobOf,
+  signatureProves,
   type Validator,
   verifyCommit,
 } from "../chain/index.ts";
-import type { SignatureVerifier, SignedHashJob } from "../crypto/index.ts";
+import type { SignatureVerifier, SignedHashResult } from "../crypto/index.ts";
 import { SignedProposalSchema } from "../consensus/index.ts";
 
 /**
@@ -232,28 +231,15 @@ export class BlockSync {
     const { verifier } = this.options;
     if (verifier === undefined || !isSyncBlock(item)) return undefined;
     const limits = { chainId: this.options.chainId, maxTxBytes: this.options.maxTxBytes };
-    const jobs: { tx: Tx; job: SignedHashJob }[] = [];
-    for (const tx of item.txs) {
-      try {
-        jobs.push({ tx, job: prepareSignedTx({ signature: tx.signature, transaction: txBody(tx) }, limits) });
-      } catch (error) {
-        if (!(error instanceof TxRejectedError)) throw error;
-      }
-    }
+    const jobs = (item as SyncBlock).txs.flatMap((tx) => {
+      const job = signatureJobOf(tx, limits);
+      return job === undefined ? [] : [{ tx, job }];
+    });
     const results = await verifier.verify(jobs.map((j) => j.job));
-    const good = new Set<Tx>();
-    for (const [i, { tx }] of jobs.entries()) {
-      const result = results[i];
-      if (
-        result?.ok === true &&
-        result.hash === tx.hash &&
-        result.signer === tx.address &&
-        tx.signature === tx.signature.toLowerCase()
-      ) {
-        good.add(tx);
-      }
-    }
-    return (tx) => good.has(tx);
+    const proven = new Set(
+      jobs.filter(({ tx }, i) => signatureProves(tx, results[i] as SignedHashResult)).map(({ tx }) => tx),
+    );
+    return (tx) => proven.has(tx);
   }
 
   /** Verifies and commits one block; returns why it was refused, or undefined. */
