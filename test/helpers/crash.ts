@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import type { ChildProcess } from "node:child_process";
 import {
   Chain,
   type Commit,
@@ -16,7 +15,7 @@ import {
 import type { DerivedAccount } from "../../src/crypto/index.ts";
 import { hexToBytes } from "../../src/crypto/index.ts";
 import { MemoryStore } from "./memoryStore.ts";
-import { rpc } from "./process.ts";
+import { launchNode, rpc } from "./process.ts";
 import { signTx, transferBody } from "./testNode.ts";
 
 /**
@@ -24,8 +23,6 @@ import { signTx, transferBody } from "./testNode.ts";
  * scripts/crashLoop.ts): a node process that may die on its own (a failpoint), a stream of
  * signed transfers that records every acknowledged hash, and the checks run after a restart.
  */
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 export interface Exit {
   code: number | null;
@@ -56,21 +53,7 @@ export async function spawnCrashable(
   env: Record<string, string> = {},
   timeoutMs = 30_000,
 ): Promise<CrashableNode> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, ...env },
-  });
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const exited = new Promise<Exit>((resolve) =>
-    child.once("exit", (code, signal) => resolve({ code, signal })),
-  );
+  const { child, output, exited } = launchNode(args, env);
   let dead = false;
   void exited.then(() => {
     dead = true;
@@ -80,7 +63,7 @@ export async function spawnCrashable(
     child,
     exited,
     served: false,
-    output: () => output,
+    output,
     async kill() {
       if (!dead) child.kill("SIGKILL");
       await exited;
@@ -104,7 +87,7 @@ export async function spawnCrashable(
     }
     if (Date.now() > deadline) {
       await node.kill();
-      throw new Error(`node did not serve RPC on ${node.url} within ${timeoutMs} ms:\n${output}`);
+      throw new Error(`node did not serve RPC on ${node.url} within ${timeoutMs} ms:\n${output()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

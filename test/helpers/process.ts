@@ -28,6 +28,35 @@ export interface NodeProcess {
   kill(): Promise<void>;
 }
 
+/** A started `chain-node` process: the child, everything it printed so far, and its exit. */
+export interface LaunchedNode {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Starts `chain-node <args>` as a real process (the pinned Node via process.execPath, through tsx)
+ * with `env` added to this process's environment, collecting its stdout and stderr.
+ */
+export function launchNode(args: string[], env: Record<string, string> = {}): LaunchedNode {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+  });
+  let output = "";
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  return { child, output: () => output, exited };
+}
+
 /**
  * Runs `chain-node <args>` as a real process (the pinned Node via process.execPath, through tsx)
  * and waits until its RPC answers. Register `stop` as teardown on the next line.
@@ -39,24 +68,14 @@ export async function spawnNode(
   /** Added to this process's environment (e.g. a test-only knob such as CHAIN_NODE_CLOCK_SKEW_MS). */
   env: Record<string, string> = {},
 ): Promise<NodeProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, ...env },
-  });
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const launched = launchNode(args, env);
+  const { child } = launched;
+  const exited = launched.exited.then(({ code }) => code);
   const url = `http://127.0.0.1:${rpcPort}`;
   const handle: NodeProcess = {
     url,
     child,
-    output: () => output,
+    output: launched.output,
     async stop(graceMs = 10_000) {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill("SIGTERM");
@@ -74,7 +93,7 @@ export async function spawnNode(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null)
-      throw new Error(`node exited with ${child.exitCode} before serving:\n${output}`);
+      throw new Error(`node exited with ${child.exitCode} before serving:\n${launched.output()}`);
     try {
       const response = await fetch(url, {
         method: "POST",
@@ -87,7 +106,7 @@ export async function spawnNode(
     }
     if (Date.now() > deadline) {
       await handle.kill();
-      throw new Error(`node did not serve RPC on ${url} within ${timeoutMs} ms:\n${output}`);
+      throw new Error(`node did not serve RPC on ${url} within ${timeoutMs} ms:\n${launched.output()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
