@@ -1,4 +1,12 @@
-import { decodeRecord, encodeBranch, encodeExtension, encodeLeaf, recordOf, rlpLength } from "./trieCodec.ts";
+import {
+  decodeRecord,
+  detached,
+  encodeBranch,
+  encodeExtension,
+  encodeLeaf,
+  recordOf,
+  rlpLength,
+} from "./trieCodec.ts";
 import {
   BRANCH,
   type Child,
@@ -316,7 +324,7 @@ export class MerkleTrie {
     // `encoded` may end with room for the children's ids (trieCodec.recordOf): hash the RLP only.
     const rlp = encoded.subarray(0, rlpLength(encoded));
     if (rlp.length < 32) {
-      node.ref = rlp; // no hashed children fit in it, so there is no room to drop
+      node.ref = detached(rlp); // no hashed children fit in it, so there is no room to drop
     } else {
       node.ref = this.hash(rlp);
       node.encoded = encoded;

@@ -1,5 +1,5 @@
 import { bytesToHex, canonicalJson, hexToBytes, keccak256, utf8Bytes } from "../crypto/index.ts";
-import { MerkleTrie, type NodeWrites } from "./merkleTrie.ts";
+import { MerkleTrie, type RootRef } from "./merkleTrie.ts";
 import type { StateChanges } from "./state.ts";
 import { buildTrie, PackedEntries } from "./trieBuild.ts";
 import type { JsonValue } from "./types.ts";
@@ -19,7 +19,7 @@ export interface TrieNodeReader {
 
 /** What a block stores for the state trie: the new nodes by id, and its root's id. */
 export interface TrieWrite {
-  nodes: ReadonlyMap<number, Uint8Array>;
+  nodes: Iterable<readonly [number, Uint8Array]>;
   /** Absent for the empty trie, which stores nothing. */
   root?: { hash: string; id: number };
 }
@@ -92,7 +92,13 @@ export function buildStateTrie(
   return { rootHex: bytesToHex(built.rootHash), write: trieWrite(built) };
 }
 
-const trieWrite = ({ records, root }: NodeWrites): TrieWrite =>
+const trieWrite = ({
+  records,
+  root,
+}: {
+  records: Iterable<readonly [number, Uint8Array]>;
+  root: RootRef | undefined;
+}): TrieWrite =>
   root === undefined
     ? { nodes: records }
     : { nodes: records, root: { hash: bytesToHex(root.hash), id: root.id } };

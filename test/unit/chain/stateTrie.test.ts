@@ -111,7 +111,7 @@ describe("StateTrie", () => {
     const trie = new StateTrie(store);
     const committed = await trie.apply(changes([["/a", 1]]));
     commit(trie, store);
-    assert.equal(trie.pendingWrite().nodes.size, 0, "no pending nodes after commit");
+    assert.equal([...trie.pendingWrite().nodes].length, 0, "no pending nodes after commit");
     const changed = await trie.apply(
       changes([
         ["/a", 2],
@@ -119,10 +119,10 @@ describe("StateTrie", () => {
       ]),
     );
     assert.notEqual(changed, committed);
-    assert.ok(trie.pendingWrite().nodes.size > 0, "the uncommitted apply wrote nodes");
+    assert.ok([...trie.pendingWrite().nodes].length > 0, "the uncommitted apply wrote nodes");
     trie.discard();
     assert.equal(trie.rootHex(), committed, "root back to the committed one");
-    assert.equal(trie.pendingWrite().nodes.size, 0, "pending nodes dropped");
+    assert.equal([...trie.pendingWrite().nodes].length, 0, "pending nodes dropped");
     assert.equal(
       await trie.apply(changes([["/b", 3]])),
       await rootOf([
