@@ -33,7 +33,7 @@ export class BlockAnswerCache {
     const value = build();
     if (value === undefined || value === null) return null;
     const answer = new RawJson(JSON.stringify(value));
-    if (answer.bytes <= this.maxBytes / 4) this.insert(key, answer);
+    if (answer.size <= this.maxBytes / 4) this.insert(key, answer);
     return answer;
   }
 
@@ -43,11 +43,11 @@ export class BlockAnswerCache {
 
   private insert(key: string, answer: RawJson): void {
     this.entries.set(key, answer);
-    this.bytes += answer.bytes;
+    this.bytes += answer.size;
     for (const [oldest, old] of this.entries) {
       if (this.entries.size <= this.maxEntries && this.bytes <= this.maxBytes) break;
       this.entries.delete(oldest);
-      this.bytes -= old.bytes;
+      this.bytes -= old.size;
     }
   }
 }

@@ -48,6 +48,11 @@ const errorResponse = (id: JsonRpcId, error: RpcErrorObject): JsonRpcResponse =>
 
 const errorText = (id: JsonRpcId, error: RpcErrorObject): string => JSON.stringify(errorResponse(id, error));
 
+/** A reply as JSON text, or as its UTF-8 bytes when a result came serialized (RawJson). */
+type Reply = string | Buffer;
+
+const textOf = (reply: Reply): string => (typeof reply === "string" ? reply : reply.toString("utf8"));
+
 /** What is left of one batch's maxResponseBytes for the results of its remaining calls. */
 interface ReplyBudget {
   bytesLeft: number;
@@ -189,6 +194,12 @@ export class RpcServer {
    * (each result is serialized once, when its size is checked); undefined means "no content".
    */
   async handlePayload(payload: unknown): Promise<string | undefined> {
+    const reply = await this.replyTo(payload);
+    return reply === undefined ? undefined : textOf(reply);
+  }
+
+  /** As handlePayload, but a single call's reply may be bytes (see RawJson): HTTP sends them as is. */
+  private async replyTo(payload: unknown): Promise<Reply | undefined> {
     if (!Array.isArray(payload)) return this.handleCall(payload);
     if (payload.length === 0) {
       this.reportCall("invalid", RPC_ERROR_CODES.invalidRequest, 0);
@@ -213,11 +224,11 @@ export class RpcServer {
     // the budget never run.
     const budget: ReplyBudget = { bytesLeft: this.options.maxResponseBytes };
     const responses = await Promise.all(payload.map((call) => this.handleCall(call, budget)));
-    const answered = responses.filter((r): r is string => r !== undefined);
+    const answered = responses.flatMap((r) => (r === undefined ? [] : [textOf(r)]));
     return answered.length === 0 ? undefined : `[${answered.join(",")}]`;
   }
 
-  private async handleCall(call: unknown, budget?: ReplyBudget): Promise<string | undefined> {
+  private async handleCall(call: unknown, budget?: ReplyBudget): Promise<Reply | undefined> {
     if (call === null || typeof call !== "object" || Array.isArray(call)) {
       this.reportCall("invalid", RPC_ERROR_CODES.invalidRequest, 0);
       return errorText(null, invalidRequest("a request is a JSON object").toObject());
@@ -242,7 +253,7 @@ export class RpcServer {
     return hasId ? response : undefined; // a notification gets no reply
   }
 
-  private async invoke(name: string, params: unknown, id: JsonRpcId, budget?: ReplyBudget): Promise<string> {
+  private async invoke(name: string, params: unknown, id: JsonRpcId, budget?: ReplyBudget): Promise<Reply> {
     const started = performance.now();
     const route = this.routes.get(name);
     if (route === undefined) {
@@ -267,8 +278,8 @@ export class RpcServer {
       // Not `await` on a plain value: the budget must be charged before the next call of a batch starts.
       const produced: unknown = route.definition.handler(args);
       const value = produced instanceof Promise ? ((await produced) as unknown) : produced;
-      const result = value instanceof RawJson ? value.text : JSON.stringify(value ?? null);
-      const size = value instanceof RawJson ? value.bytes : Buffer.byteLength(result);
+      const result = value instanceof RawJson ? value : JSON.stringify(value ?? null);
+      const size = result instanceof RawJson ? result.size : Buffer.byteLength(result);
       if (size > limit) {
         throw limitExceeded(`result is ${size} bytes; the limit is ${limit}`, "response_too_large");
       }
@@ -280,7 +291,13 @@ export class RpcServer {
         budget.bytesLeft -= size;
       }
       this.reportCall(name, "ok", (performance.now() - started) / 1000);
-      return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`;
+      const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
+      if (typeof result === "string") return `${head}${result}}`;
+      const reply = Buffer.allocUnsafe(Buffer.byteLength(head) + result.size + 1);
+      const at = reply.write(head);
+      result.bytes.copy(reply, at);
+      reply[reply.length - 1] = 0x7d; // "}"
+      return reply;
     } catch (error) {
       const mapped = toRpcError(error, randomUUID);
       this.reportCall(name, mapped.error.code, (performance.now() - started) / 1000);
@@ -392,7 +409,7 @@ export class RpcServer {
       );
       return;
     }
-    const response = await this.handlePayload(payload);
+    const response = await this.replyTo(payload);
     if (response === undefined) res.writeHead(204).end();
     else this.sendText(res, 200, response);
   }
@@ -454,8 +471,9 @@ export class RpcServer {
     this.sendText(res, status, JSON.stringify(body));
   }
 
-  private sendText(res: ServerResponse, status: number, text: string): void {
-    res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
+  private sendText(res: ServerResponse, status: number, text: Reply): void {
+    const length = typeof text === "string" ? Buffer.byteLength(text) : text.length;
+    res.writeHead(status, { "Content-Type": "application/json", "Content-Length": length });
     res.end(text);
     // end() has handed the reply to the socket, which wrote what the kernel took at once.
     this.watchBacklog(res.req.socket);

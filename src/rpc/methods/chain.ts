@@ -110,8 +110,7 @@ export function chainMethods({ chain, pool, limits }: RpcContext): Record<string
       resultSchema: Type.Array(BlockWithTransactions),
       errors: RANGE_ERRORS,
       handler: ({ from, to }) => {
-        const parts = rangeNumbers(from, to).flatMap((n) => blockAnswer(n, true)?.text ?? []);
-        return new RawJson(`[${parts.join(",")}]`);
+        return RawJson.array(rangeNumbers(from, to).flatMap((n) => blockAnswer(n, true) ?? []));
       },
     }),
     getBlockHeaders: method({

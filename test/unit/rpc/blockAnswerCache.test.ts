@@ -14,8 +14,8 @@ describe("BlockAnswerCache", () => {
     const second = cache.get(7, false, build);
     assert.equal(first, second);
     assert.equal(builds, 1);
-    assert.equal(first?.text, JSON.stringify({ number: 7, transactions: ["0xab"] }));
-    assert.equal(first?.bytes, Buffer.byteLength(first?.text ?? ""));
+    assert.equal(first?.text(), JSON.stringify({ number: 7, transactions: ["0xab"] }));
+    assert.equal(first?.size, Buffer.byteLength(first?.text() ?? ""));
     cache.get(7, true, build); // the other flag is another answer
     assert.equal(builds, 2);
   });
@@ -27,7 +27,7 @@ describe("BlockAnswerCache", () => {
       null,
     );
     assert.equal(cache.size, 0);
-    assert.equal(cache.get(9, false, () => ({ number: 9 }))?.text, '{"number":9}');
+    assert.equal(cache.get(9, false, () => ({ number: 9 }))?.text(), '{"number":9}');
   });
 
   it("keeps at most maxEntries, dropping the least recently used", () => {
@@ -54,7 +54,7 @@ describe("BlockAnswerCache", () => {
     for (let n = 0; n < 20; n++) cache.get(n, false, () => ({ pad: "x".repeat(80) }));
     assert.ok(cache.size <= 4, `size ${cache.size}`);
     const big = cache.get(100, false, () => ({ pad: "y".repeat(200) }));
-    assert.ok(big !== null && big.bytes > 100);
+    assert.ok(big !== null && big.size > 100);
     let rebuilt = false;
     cache.get(100, false, () => {
       rebuilt = true;
