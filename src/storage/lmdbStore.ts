@@ -11,8 +11,6 @@ import {
 } from "../chain/index.ts";
 import { DATABASES, SCHEMA_VERSION } from "./schema.ts";
 
-const APPEND = { append: true };
-
 /** A journaled pool entry; `seq` restores arrival order after a restart. */
 export interface PoolRecord {
   seq: number;
@@ -125,15 +123,8 @@ export class LmdbStore implements ChainStore {
         if (value === null) this.state.remove(path);
         else this.state.put(path, value);
       }
-      // Ids only grow, so these land at the end of the table. MDB_APPEND skips the search and
-      // splits a full last page by starting a new one (pages stay full rather than half): the
-      // store grew 33 MiB per 1M-account block without it. It fails on an id that is not the
-      // largest yet (putSync says false), which would be a numbering bug: the block is not written.
-      for (const [id, record] of write.trie.nodes) {
-        // lmdb's typings say void; in a write transaction it returns whether the put was done.
-        if (!(this.trie.putSync(id, record, APPEND) as unknown as boolean))
-          throw new Error(`trie node ${id} is not past the last stored id`);
-      }
+      // Ids only grow, so these land at the end of the table: appended pages, not rewritten ones.
+      for (const [id, record] of write.trie.nodes) this.trie.put(id, record);
       if (write.trie.root !== undefined) this.trieRoots.put(write.trie.root.hash, write.trie.root.id);
       for (const [address, stake] of write.stakeChanges) {
         if (stake === 0) this.stakes.remove(address);

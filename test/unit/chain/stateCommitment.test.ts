@@ -119,36 +119,4 @@ describe("state commitment across restarts", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
-
-  it("LMDB refuses a block whose trie nodes do not come after the stored ones, and writes none of it", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "chain-node-append-"));
-    const store = new LmdbStore(dir);
-    try {
-      const chain = new Chain(store, genesis);
-      await chain.open();
-      const nonces = new Map<string, number>();
-      await produce(chain, [transfer(nonces, [0, 1, 5])]);
-      const head = chain.head();
-      const executed = await chain.execute([transfer(nonces, [1, 2, 5])], VALIDATOR, T0 + 9_000);
-      chain.abandon();
-      const stale = store.nextTrieNodeId() - 1; // already stored: MDB_APPEND must refuse it
-      const block = { ...head, header: { ...executed.header }, hash: executed.hash };
-      await assert.rejects(
-        store.commitBlock({
-          block,
-          txs: [],
-          stateChanges: executed.changes,
-          trie: { nodes: [[stale, Uint8Array.of(0xc0)]] },
-          stakeChanges: new Map(),
-        }),
-        /is not past the last stored id/,
-      );
-      assert.equal(store.headNumber(), head.header.number, "the head did not move");
-      assert.equal(store.getBlock(executed.header.number), undefined, "the block was not written");
-      assert.equal(balanceOf(store, ACCOUNTS[2] as string), 1_000, "no state leaf was written");
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
 });
