@@ -71,10 +71,19 @@ export async function headsAbove(
   height: number,
   timeoutMs: number,
 ): Promise<void> {
-  await waitFor(
-    `nodes ${nodes.join(",")} above height ${height}`,
-    async () =>
-      (await Promise.all(nodes.map((i) => net.head(i)))).every((h) => h > height) ? true : undefined,
-    timeoutMs,
-  );
+  try {
+    await waitFor(
+      `nodes ${nodes.join(",")} above height ${height}`,
+      async () =>
+        (await Promise.all(nodes.map((i) => net.head(i)))).every((h) => h > height) ? true : undefined,
+      timeoutMs,
+    );
+  } catch (error) {
+    // What each node reached and logged last: a stalled network is otherwise a bare timeout.
+    const heads = await Promise.all(nodes.map((i) => net.head(i).catch(() => "unreachable")));
+    const logs = nodes.map(
+      (i) => `--- node ${i} (head ${heads[nodes.indexOf(i)]}):\n${net.output(i).slice(-3_000)}`,
+    );
+    throw new Error(`${(error as Error).message}\n${logs.join("\n")}`);
+  }
 }
