@@ -190,7 +190,10 @@ export async function startDevNode(
   startTimeoutMs = 30_000,
 ): Promise<{ url: string; pid: number | undefined }> {
   const port = await freePort();
-  const args = ["bin/chain-node.js", "dev", "--home", home, "--rpc-port", String(port)];
+  // BENCH_NODE_CPU_PROF_DIR: every dev node writes a CPU profile there when it stops.
+  const profileDir = process.env.BENCH_NODE_CPU_PROF_DIR;
+  const args = profileDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", profileDir];
+  args.push("bin/chain-node.js", "dev", "--home", home, "--rpc-port", String(port));
   args.push("--block-time", String(blockTimeMs), "--log-level", "warn");
   const child = spawnNode(name, args);
   const url = `http://127.0.0.1:${port}`;

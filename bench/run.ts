@@ -28,7 +28,8 @@
  * (pre-signed transactions per admission run, 40000; also per run of our node against ganache),
  * BENCH_GANACHE_TXS (pre-signed ganache transfers for all its runs, 8000),
  * BENCH_ONLY (reads | state | admission | ganache | network | execution), BENCH_STATE_ACCOUNTS (1000000),
- * BENCH_EXEC_BLOCKS (8), BENCH_EXEC_ACCOUNTS (1000000), BENCH_EXEC_CPU_PROF_DIR.
+ * BENCH_EXEC_BLOCKS (8), BENCH_EXEC_ACCOUNTS (1000000), BENCH_EXEC_CPU_PROF_DIR,
+ * BENCH_NODE_CPU_PROF_DIR (dev nodes write CPU profiles there).
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
