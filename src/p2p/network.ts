@@ -694,8 +694,14 @@ export class P2PNetwork {
         range.to - range.from + 1,
         this.#options.maxMessageBytes - FRAME_HEADER_BYTES,
       );
-      if (dropped > 0)
-        this.#log.warn({ from: range.from, count, dropped }, "blocks answer cut to the message limit");
+      // A prefix is the protocol working (the peer asks again from where it stopped): big blocks
+      // make it routine under load. A first block alone over the limit is not: no peer can fetch
+      // it from this node, and an operator has to raise [p2p] max_message_bytes.
+      if (dropped > 0 && count === 0) {
+        this.#log.warn({ from: range.from, dropped }, "a block is larger than the message limit");
+      } else if (dropped > 0) {
+        this.#log.debug({ from: range.from, count, dropped }, "blocks answer cut to the message limit");
+      }
       return { body };
     });
   }
