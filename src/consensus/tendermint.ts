@@ -367,9 +367,12 @@ export class TendermintEngine {
     const round = this.round;
     const proposal = this.proposals.get(round);
     if (this.step === "propose" && proposal !== undefined) this.prevoteOnProposal(proposal, votes);
+    // A timeout is for the height and round it was set in (captured here, not read when it fires:
+    // it fires voteMs later, often heights later, and must not end a round of that later height).
+    const height = this.height;
     if (this.step === "prevote" && votes.hasQuorumAny("prevote", round)) {
       this.once(`prevote-wait/${round}`, () =>
-        this.after(this.voteTimeout(round), () => this.onTimeoutPrevote(this.height, round)),
+        this.after(this.voteTimeout(round), () => this.onTimeoutPrevote(height, round)),
       );
     }
     if (
@@ -392,7 +395,7 @@ export class TendermintEngine {
     }
     if (votes.hasQuorumAny("precommit", round)) {
       this.once(`precommit-wait/${round}`, () =>
-        this.after(this.voteTimeout(round), () => this.onTimeoutPrecommit(this.height, round)),
+        this.after(this.voteTimeout(round), () => this.onTimeoutPrecommit(height, round)),
       );
     }
   }
