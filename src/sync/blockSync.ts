@@ -71,6 +71,19 @@ export function serveBlocks(store: BlockReader, from: number, to: number, max: n
   return blocks;
 }
 
+/** A block as a peer served it, with its transactions' signature checks under way. */
+interface FetchedBlock {
+  item: unknown;
+  verified: Promise<((tx: Tx) => boolean) | undefined>;
+}
+
+/** A range asked for ahead of need. */
+interface Prefetch {
+  peer: string;
+  from: number;
+  blocks: Promise<FetchedBlock[]>;
+}
+
 export interface SyncPeer {
   id: string;
   head: number;
@@ -169,6 +182,9 @@ export class BlockSync {
 
   private async run(): Promise<void> {
     const failed = new Set<string>();
+    // The next range, asked for while this one executes: fetching (the peer reading and encoding
+    // blocks, the transfer, our decoding) no longer waits for execution, nor execution for it.
+    let ahead: Prefetch | undefined;
     while (!this.stopped) {
       const head = this.chain.head().header.number;
       const peersHead = this.target();
@@ -189,29 +205,45 @@ export class BlockSync {
       // Statuses lag by up to a refresh: without one that reaches `to`, ask any peer (an empty
       // answer is not held against it).
       const candidates = this.source.peers().filter((p) => !failed.has(p.id));
-      const peer = candidates.find((p) => p.head >= to) ?? candidates[0];
+      const usable =
+        ahead !== undefined && ahead.from === from && !failed.has(ahead.peer) ? ahead : undefined;
+      const peer = usable?.peer ?? (candidates.find((p) => p.head >= to) ?? candidates[0])?.id;
       if (peer === undefined) break;
-      const ok = await this.fetchAndApply(peer.id, from, to);
-      if (!ok) failed.add(peer.id);
+      const fetched = await (usable?.blocks ?? this.fetch(peer, from, to));
+      ahead = undefined;
+      if (fetched.length > 0) {
+        const next = from + fetched.length;
+        if (next <= target)
+          ahead = {
+            peer,
+            from: next,
+            blocks: this.fetch(peer, next, Math.min(target, next + this.options.batch - 1)),
+          };
+      }
+      const ok = fetched.length > 0 && (await this.applyAll(peer, fetched));
+      if (!ok) failed.add(peer);
     }
     this.behind = false;
     this.options.onProgress?.(this.chain.head().header.number, this.target());
   }
 
-  /** Fetches from..to from one peer and commits what verifies; false if the peer misbehaved. */
-  private async fetchAndApply(peer: string, from: number, to: number): Promise<boolean> {
+  /** Blocks from..to from one peer, with each one's signature checks started; none if it failed. */
+  private async fetch(peer: string, from: number, to: number): Promise<FetchedBlock[]> {
     let response: unknown[];
     try {
       response = await this.source.requestBlocks(peer, from, to);
     } catch (error) {
       this.options.log("debug", "block request failed", { peer, from, to, error: String(error) });
-      return false;
+      return [];
     }
-    if (response.length === 0) return false;
     // Every block's signature checks start now; block i waits only for its own.
-    const verified = response.map((item) => this.verifySignatures(item));
-    for (const [i, item] of response.entries()) {
-      const alreadyVerified = await verified[i];
+    return response.map((item) => ({ item, verified: this.verifySignatures(item) }));
+  }
+
+  /** Verifies and commits fetched blocks in order; false if the peer served an invalid one. */
+  private async applyAll(peer: string, fetched: FetchedBlock[]): Promise<boolean> {
+    for (const { item, verified } of fetched) {
+      const alreadyVerified = await verified;
       const reason = await this.options.exclusive(() => this.apply(item, alreadyVerified));
       if (reason !== undefined) {
         this.options.log("warn", "peer served an invalid block", { peer, reason });

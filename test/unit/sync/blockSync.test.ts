@@ -102,6 +102,33 @@ describe("BlockSync", () => {
     assert.equal(sync.syncing(), false);
   });
 
+  it("asks for the next range while it executes the one it has, and uses that answer", async () => {
+    const { chain } = await freshChain(net);
+    const source = sourceOf(net);
+    const events: string[] = [];
+    const requested: number[] = [];
+    const requestBlocks = source.requestBlocks;
+    source.requestBlocks = (peer, from, to) => {
+      events.push(`ask ${from}`);
+      requested.push(from);
+      return requestBlocks(peer, from, to);
+    };
+    const sync = new BlockSync(chain, source, {
+      chainId: SIM_CHAIN_ID,
+      maxTxBytes: 100 * 1024,
+      batch: 5,
+      exclusive: (task) => task(),
+      onBlock: (block) => events.push(`commit ${block.header.number}`),
+      log: () => undefined,
+    });
+    await sync.trigger();
+    assert.ok(chain.head().header.number >= 11, `reached ${chain.head().header.number}`);
+    // Ranges of 5: blocks 6.. are asked for before block 5 (the last of the first range) commits.
+    assert.ok(events.indexOf("ask 6") < events.indexOf("commit 5"), events.join(", "));
+    assert.ok(events.indexOf("ask 11") < events.indexOf("commit 10"), events.join(", "));
+    assert.equal(new Set(requested).size, requested.length, `each range asked once: ${requested.join(",")}`);
+  });
+
   it("drops a peer that serves a wrong state root or a forged certificate, and finishes from the others", async () => {
     const { chain } = await freshChain(net);
     const source = sourceOf(net, {
