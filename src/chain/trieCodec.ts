@@ -114,10 +114,10 @@ function listOf(payload: number, ids = 0): { out: Uint8Array; at: number } {
 /**
  * A block makes ~70,000 encodings of 30–600 bytes. As separate Uint8Arrays each one was a
  * zero-filled malloc with its own ArrayBuffer (allocation 7 % and much of GC's 14 % of a block's
- * profile), and a genesis's million records left ~900 MiB of fragmented malloc heap behind after
- * they were freed. Views into 256 KiB slabs cost a small heap object each, and a slab (above
- * malloc's mmap threshold) goes back to the system as soon as no view of it is left: so a view
- * that outlives its block (an embedded node's ref) must be copied, not kept (`detached`).
+ * profile), and a million-account genesis's encodings left the process ~400 MiB larger for good
+ * (what it allocates at its peak stays resident). Views into 256 KiB slabs cost a small heap object
+ * each, and a slab is freed whole once no view of it is left: so a view that outlives its block
+ * (an embedded node's ref) must be copied, not kept (`detached`).
  */
 const SLAB_BYTES = 256 * 1024;
 let slab = new Uint8Array(SLAB_BYTES);
