@@ -2,7 +2,13 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { assertNoDoubleSigning, assertSameChain, blocksOf, headsAbove } from "../helpers/chainChecks.ts";
+import {
+  assertNoDoubleSigning,
+  assertSameChain,
+  blocksOf,
+  headsAbove,
+  sendRoundRobin,
+} from "../helpers/chainChecks.ts";
 import { rpc } from "../helpers/process.ts";
 import { signTx, type TxBodyInput, transferBody, waitFor } from "../helpers/testNode.ts";
 import { Testnet } from "../helpers/testnet.ts";
@@ -24,19 +30,7 @@ describe("a network of four validators and a late full node (processes)", { time
   after(() => net?.stopAll());
 
   it("commits transfers submitted round-robin to all four; all agree at every height", async () => {
-    const { accounts, chain_id } = net.file;
-    const hashes: string[] = [];
-    for (let i = 0; i < 12; i++) {
-      const from = accounts[i % accounts.length];
-      const to = accounts[(i + 1) % accounts.length];
-      assert.ok(from && to);
-      const signed = signTx(
-        from.private_key,
-        transferBody(from.address, to.address, 5, -1, `rr${i}`),
-        chain_id,
-      );
-      hashes.push(await rpc<string>(net.url(i % 4), "chain_sendSignedTransaction", signed));
-    }
+    const hashes = await sendRoundRobin(net, [0, 1, 2, 3], { count: 12, amount: 5, tag: "rr" });
     for (const hash of hashes) {
       await waitFor(
         `${hash} committed on all four`,

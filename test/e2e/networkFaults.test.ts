@@ -21,9 +21,10 @@ import {
   type BlockJson,
   blocksOf,
   headsAbove,
+  sendRoundRobin,
 } from "../helpers/chainChecks.ts";
 import { rpc } from "../helpers/process.ts";
-import { signTx, transferBody, waitFor } from "../helpers/testNode.ts";
+import { waitFor } from "../helpers/testNode.ts";
 import { Testnet } from "../helpers/testnet.ts";
 
 /**
@@ -249,19 +250,8 @@ describe("peers serving corrupted blocks to a syncing full node (processes + raw
     const FULL = 3;
     await Promise.all([0, 1, 2].map((i) => testnet.start(i)));
     // Transactions, so that blocks carry some to tamper with.
-    const { accounts, chain_id } = testnet.file;
-    const sent: string[] = [];
-    for (let i = 0; i < 12; i++) {
-      const from = accounts[i % accounts.length];
-      const to = accounts[(i + 1) % accounts.length];
-      assert.ok(from && to);
-      const signed = signTx(
-        from.private_key,
-        transferBody(from.address, to.address, 7, -1, `sync${i}`),
-        chain_id,
-      );
-      sent.push(await rpc<string>(testnet.url(i % 3), "chain_sendSignedTransaction", signed));
-    }
+    const { chain_id } = testnet.file;
+    const sent = await sendRoundRobin(testnet, [0, 1, 2], { count: 12, amount: 7, tag: "sync" });
     // An honest helper peer, connected to validator 0, from which the corrupt peers take real blocks.
     const fetcher = await peers.start({
       status: await statusOf(testnet, 0),

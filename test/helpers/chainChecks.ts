@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { rpc } from "./process.ts";
-import { waitFor } from "./testNode.ts";
+import { signTx, transferBody, waitFor } from "./testNode.ts";
 import type { Testnet } from "./testnet.ts";
 
 /** Checks over the chains of a testnet's nodes, shared by the network e2e tests. */
@@ -12,6 +12,29 @@ export interface BlockJson {
   timestamp: number;
   proposer: string;
   validators: string[];
+}
+
+/**
+ * `count` unordered transfers of `amount` between the testnet's funded accounts (i to i + 1), sent
+ * round-robin to `nodes`; returns their hashes. `tag` keeps the transfer keys of calls apart.
+ */
+export async function sendRoundRobin(
+  net: Testnet,
+  nodes: number[],
+  options: { count: number; amount: number; tag: string },
+): Promise<string[]> {
+  const { accounts, chain_id } = net.file;
+  const hashes: string[] = [];
+  for (let i = 0; i < options.count; i++) {
+    const from = accounts[i % accounts.length];
+    const to = accounts[(i + 1) % accounts.length];
+    assert.ok(from && to);
+    const body = transferBody(from.address, to.address, options.amount, -1, `${options.tag}${i}`);
+    const signed = signTx(from.private_key, body, chain_id);
+    const node = nodes[i % nodes.length] as number;
+    hashes.push(await rpc<string>(net.url(node), "chain_sendSignedTransaction", signed));
+  }
+  return hashes;
 }
 
 /** Blocks from..to of node `index`, fetched 100 at a time. */
