@@ -11,6 +11,7 @@ import {
   BlockWatcher,
   type CrashableNode,
   checkAcknowledged,
+  checkFinalChain,
   checkSeenBlocks,
   checkStoredChain,
   exitWithin,
@@ -146,33 +147,11 @@ async function runDevFailpoints(
 
     // At last with blocks again: everything pending commits, and the books balance.
     node = await spawnCrashable(args(100), port);
-    const url = node.url;
-    await waitFor(
-      "the restored pool to drain into blocks",
-      async () =>
-        (await rpc<unknown[]>(url, "chain_getPendingTransactions")).length === 0 ? true : undefined,
-      20_000,
+    const { blocks, committed: transfers } = await checkFinalChain(
+      node.url,
+      { seen, acknowledged, senders, drainMs: 20_000 },
+      "final",
     );
-    const final = await rpc<number>(url, "chain_getRecentBlockNumber");
-    const blocks = await readBlocks(url, 0, final);
-    checkSeenBlocks(blocks, seen, "final");
-    await checkStoredChain(url, blocks, "final");
-    assert.equal(
-      await checkAcknowledged(url, acknowledged, "final"),
-      acknowledged.length,
-      "every acknowledged transaction is committed",
-    );
-    let transfers = 0;
-    for (const account of senders) {
-      const nonce = await rpc<number>(url, "chain_getNonce", { address: account.address });
-      const balance = await rpc<number>(url, "chain_getBalance", { address: account.address });
-      assert.equal(
-        balance,
-        1_000_000_000_000 - nonce,
-        `${account.address}: balance matches its ${nonce} transfers`,
-      );
-      transfers += nonce;
-    }
     assert.ok(
       transfers >= acknowledged.length,
       `${transfers} committed ≥ ${acknowledged.length} acknowledged`,

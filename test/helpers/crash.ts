@@ -16,7 +16,7 @@ import type { DerivedAccount } from "../../src/crypto/index.ts";
 import { hexToBytes } from "../../src/crypto/index.ts";
 import { MemoryStore } from "./memoryStore.ts";
 import { launchNode, rpc } from "./process.ts";
-import { signTx, transferBody } from "./testNode.ts";
+import { signTx, transferBody, waitFor } from "./testNode.ts";
 
 /**
  * Helpers of the crash tests (test/e2e/failpoints.test.ts, test/e2e/crashLoop.test.ts,
@@ -418,4 +418,48 @@ export function checkSeenBlocks(
       `${context}: block ${number} changed or vanished across a crash`,
     );
   }
+}
+
+/**
+ * The checks after the last restart of a crash test, once the restored pool has drained into
+ * blocks: blocks seen earlier are unchanged, the stored chain is whole, every acknowledged hash is
+ * committed, and each sender paid exactly 1 per transfer it made (its nonce). Returns the chain's
+ * blocks and the number of committed transfers (the senders' nonces summed).
+ */
+export async function checkFinalChain(
+  url: string,
+  expected: {
+    seen: ReadonlyMap<number, string>;
+    acknowledged: readonly string[];
+    senders: readonly { address: string }[];
+    drainMs: number;
+  },
+  context: string,
+): Promise<{ blocks: BlockJson[]; committed: number }> {
+  await waitFor(
+    "the restored pool to drain into blocks",
+    async () => ((await rpc<unknown[]>(url, "chain_getPendingTransactions")).length === 0 ? true : undefined),
+    expected.drainMs,
+  );
+  const head = await rpc<number>(url, "chain_getRecentBlockNumber");
+  const blocks = await readBlocks(url, 0, head);
+  checkSeenBlocks(blocks, expected.seen, context);
+  await checkStoredChain(url, blocks, context);
+  assert.equal(
+    await checkAcknowledged(url, expected.acknowledged, context),
+    expected.acknowledged.length,
+    `${context}: every acknowledged transfer is committed`,
+  );
+  let committed = 0;
+  for (const account of expected.senders) {
+    const nonce = await rpc<number>(url, "chain_getNonce", { address: account.address });
+    const balance = await rpc<number>(url, "chain_getBalance", { address: account.address });
+    assert.equal(
+      balance,
+      1_000_000_000_000 - nonce,
+      `${context}: ${account.address} paid for its ${nonce} transfers`,
+    );
+    committed += nonce;
+  }
+  return { blocks, committed };
 }

@@ -5,15 +5,13 @@ import {
   BlockWatcher,
   type CrashableNode,
   checkAcknowledged,
+  checkFinalChain,
   checkSeenBlocks,
-  checkStoredChain,
-  readBlocks,
   replayDevChain,
   spawnCrashable,
   TransferStream,
 } from "./crash.ts";
 import { freePort, rpc } from "./process.ts";
-import { waitFor } from "./testNode.ts";
 
 export interface CrashLoopOptions {
   /** An empty or missing directory; the dev home of every run. */
@@ -126,32 +124,11 @@ export async function runCrashLoop(options: CrashLoopOptions): Promise<CrashLoop
     node = await spawnCrashable(args, port);
     const url = node.url;
     const context = `seed ${options.seed}, final`;
-    await waitFor(
-      "the restored pool to drain into blocks",
-      async () =>
-        (await rpc<unknown[]>(url, "chain_getPendingTransactions")).length === 0 ? true : undefined,
-      30_000,
+    const { blocks, committed } = await checkFinalChain(
+      url,
+      { seen, acknowledged, senders, drainMs: 30_000 },
+      context,
     );
-    const head = await rpc<number>(url, "chain_getRecentBlockNumber");
-    const blocks = await readBlocks(url, 0, head);
-    checkSeenBlocks(blocks, seen, context);
-    await checkStoredChain(url, blocks, context);
-    assert.equal(
-      await checkAcknowledged(url, acknowledged, context),
-      acknowledged.length,
-      `${context}: every acknowledged transfer is committed`,
-    );
-    let committed = 0;
-    for (const account of senders) {
-      const nonce = await rpc<number>(url, "chain_getNonce", { address: account.address });
-      const balance = await rpc<number>(url, "chain_getBalance", { address: account.address });
-      assert.equal(
-        balance,
-        1_000_000_000_000 - nonce,
-        `${context}: ${account.address} paid for its ${nonce} transfers`,
-      );
-      committed += nonce;
-    }
     assert.equal(
       await rpc<number>(url, "chain_getBalance", { address: recipient }),
       1_000_000_000_000 + committed,
