@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { type Agent, request } from "node:http";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
@@ -124,4 +125,42 @@ export async function rpc<T>(url: string, method: string, params?: unknown): Pro
   const reply = (await response.json()) as { result?: T; error?: unknown };
   if (reply.error !== undefined) throw new Error(`${method}: ${JSON.stringify(reply.error)}`);
   return reply.result as T;
+}
+
+export interface HttpReply {
+  status: number;
+  body: string;
+}
+
+/**
+ * One JSON POST to 127.0.0.1:`port` through `agent` (its keep-alive connections), with node:http
+ * rather than fetch so that the caller controls the connections. Rejects when no reply comes
+ * within `timeoutMs` (if given).
+ */
+export function httpPost(agent: Agent, port: number, body: string, timeoutMs?: number): Promise<HttpReply> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port,
+        method: "POST",
+        path: "/",
+        agent,
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
+        );
+        res.on("error", reject);
+      },
+    );
+    if (timeoutMs !== undefined) {
+      req.setTimeout(timeoutMs, () => req.destroy(new Error(`no reply within ${timeoutMs} ms`)));
+    }
+    req.on("error", reject);
+    req.end(body);
+  });
 }

@@ -1,5 +1,6 @@
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
 import { connect, type Socket } from "node:net";
+import { type HttpReply, httpPost } from "./process.ts";
 
 /**
  * Hostile RPC clients, run in a child process of their own (`forkAttacker`) so the attack and the
@@ -212,36 +213,6 @@ async function oversized(
   await Promise.all(workers);
   counts.body_bytes_sent = line.sent;
   return { counts, maxima: {}, attempts, elapsedMs: Date.now() - started };
-}
-
-interface HttpReply {
-  status: number;
-  body: string;
-}
-
-function httpPost(agent: Agent, port: number, body: string): Promise<HttpReply> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: "127.0.0.1",
-        port,
-        method: "POST",
-        path: "/",
-        agent,
-        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
-        );
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
 }
 
 interface RpcEntry {

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { fork } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
 import { setPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { devAccounts } from "../../src/node/index.ts";
-import { freePort, type NodeProcess, rpc, spawnNode } from "../helpers/process.ts";
+import { freePort, httpPost, type NodeProcess, rpc, spawnNode } from "../helpers/process.ts";
 import type { AttackerMessage, AttackOrder, AttackStats } from "../helpers/rpcAttacker.ts";
 import { signTx } from "../helpers/testNode.ts";
 
@@ -113,34 +113,13 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One POST on the well-behaved client's keep-alive connection; resolves to the parsed reply. */
-function post(agent: Agent, port: number, body: string): Promise<{ result?: unknown; error?: unknown }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: "127.0.0.1",
-        port,
-        method: "POST",
-        path: "/",
-        agent,
-        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("end", () => {
-          try {
-            resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")) as { result?: unknown });
-          } catch (error) {
-            reject(error);
-          }
-        });
-        res.on("error", reject);
-      },
-    );
-    req.setTimeout(10_000, () => req.destroy(new Error("no reply within 10 s")));
-    req.on("error", reject);
-    req.end(body);
-  });
+async function post(
+  agent: Agent,
+  port: number,
+  body: string,
+): Promise<{ result?: unknown; error?: unknown }> {
+  const reply = await httpPost(agent, port, body, 10_000);
+  return JSON.parse(reply.body) as { result?: unknown; error?: unknown };
 }
 
 /**
