@@ -33,11 +33,7 @@ export class PackedEntries {
       const grown = grow(this.values, start + bytes);
       this.values = Buffer.from(grown.buffer, grown.byteOffset, grown.length);
     }
-    if (this.count + 1 > this.ends.length) {
-      const ends = new Uint32Array(this.ends.length * 2);
-      ends.set(this.ends);
-      this.ends = ends;
-    }
+    if (this.count + 1 > this.ends.length) this.ends = growU32(this.ends);
     this.keys.set(key, 32 * this.count);
     if (typeof value === "string") this.values.write(value, start, "utf8");
     else this.values.set(value, start);
