@@ -37,8 +37,22 @@ const RPC_PATHS = new Set(["/", "/json-rpc"]);
 const JSON_CONTENT_TYPE = /^application\/(json|json-rpc|[\w.+-]+\+json)$/i;
 
 /** The request's path without query and trailing slashes. */
-const pathOf = (req: IncomingMessage): string =>
-  (req.url ?? "/").split("?")[0]?.replace(/(.)\/+$/, "$1") ?? "/";
+const pathOf = (req: IncomingMessage): string => {
+  const url = req.url ?? "/";
+  if (url === "/") return url; // almost every JSON-RPC call
+  return url.split("?")[0]?.replace(/(.)\/+$/, "$1") ?? "/";
+};
+
+/**
+ * What a CORS preflight is told (rpc.cors): any origin may POST JSON. Max-Age lets a browser
+ * reuse the answer for 2 h (Chromium's ceiling) instead of asking before every call.
+ */
+const CORS_PREFLIGHT = {
+  "Access-Control-Allow-Origin": "*",
+  "Access-Control-Allow-Methods": "POST, OPTIONS",
+  "Access-Control-Allow-Headers": "Content-Type",
+  "Access-Control-Max-Age": "7200",
+} as const;
 
 const errorResponse = (id: JsonRpcId, error: RpcErrorObject): JsonRpcResponse => ({
   jsonrpc: "2.0",
@@ -106,6 +120,12 @@ export class RpcServer {
   private readonly httpHandlers = new Map<string, HttpHandler>();
   private readonly upgradeHandlers = new Map<string, UpgradeHandler>();
   private readonly hooks: RpcServerHooks;
+  /**
+   * rpc.cors: what every reply carries. Allow-Methods and Allow-Headers count only in a preflight's
+   * answer (Fetch standard, CORS protocol), so only OPTIONS sends them (CORS_PREFLIGHT): each header
+   * costs node:http validation and bytes on every call (docs/performance.md).
+   */
+  private readonly corsHeaders: Readonly<Record<string, string>>;
   /** Connections holding reply bytes their client has not taken yet, the one behind longest first. */
   private readonly behind = new Set<Socket>();
   private shed = { count: 0, loggedAt: 0 };
@@ -120,6 +140,7 @@ export class RpcServer {
     this.options = options;
     this.log = log;
     this.hooks = hooks;
+    this.corsHeaders = options.cors ? { "Access-Control-Allow-Origin": "*" } : {};
     // node:http's own defaults (60 s for the head, 300 s for the request, checked every 30 s)
     // let a slowloris client hold a connection for up to 90 s with one byte every few seconds
     // (test/load/limitsUnderAttack.test.ts). node:http refuses a head timeout above the request one.
@@ -317,14 +338,10 @@ export class RpcServer {
   }
 
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (this.options.cors) {
-      res.setHeader("Access-Control-Allow-Origin", "*");
-      res.setHeader("Access-Control-Allow-Methods", "POST, OPTIONS");
-      res.setHeader("Access-Control-Allow-Headers", "Content-Type");
-    }
     const path = pathOf(req);
     const handler = this.httpHandlers.get(path);
     if (handler !== undefined) {
+      if (this.options.cors) res.setHeader("Access-Control-Allow-Origin", "*");
       await handler(req, res);
       return;
     }
@@ -339,12 +356,13 @@ export class RpcServer {
     // RFC 9110: Allow lists what this resource supports, and `/` also serves GET (a short page).
     const allow = path === "/" ? "GET, POST, OPTIONS" : "POST, OPTIONS";
     if (req.method === "OPTIONS") {
-      res.writeHead(204, { Allow: allow }).end();
+      res.writeHead(204, { Allow: allow, ...(this.options.cors ? CORS_PREFLIGHT : {}) }).end();
       return;
     }
     if (req.method === "GET" && path === "/") {
       const page = rootPage(this.httpHandlers.has("/explorer"));
       res.writeHead(200, {
+        ...this.corsHeaders,
         "Content-Type": "text/html; charset=utf-8",
         "Content-Length": Buffer.byteLength(page),
         "Content-Security-Policy": "default-src 'none'",
@@ -410,7 +428,7 @@ export class RpcServer {
       return;
     }
     const response = await this.replyTo(payload);
-    if (response === undefined) res.writeHead(204).end();
+    if (response === undefined) res.writeHead(204, this.corsHeaders).end();
     else this.sendText(res, 200, response);
   }
 
@@ -473,7 +491,13 @@ export class RpcServer {
 
   private sendText(res: ServerResponse, status: number, text: Reply): void {
     const length = typeof text === "string" ? Buffer.byteLength(text) : text.length;
-    res.writeHead(status, { "Content-Type": "application/json", "Content-Length": length });
+    // One header object, no setHeader: node:http validates set headers again when it merges them.
+    res.writeHead(
+      status,
+      this.options.cors
+        ? { "Content-Type": "application/json", "Content-Length": length, "Access-Control-Allow-Origin": "*" }
+        : { "Content-Type": "application/json", "Content-Length": length },
+    );
     res.end(text);
     // end() has handed the reply to the socket, which wrote what the kernel took at once.
     this.watchBacklog(res.req.socket);

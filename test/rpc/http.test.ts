@@ -292,6 +292,46 @@ describe("HTTP gatekeeping and the JSON-RPC envelope (DESIGN.md §2)", () => {
   });
 });
 
+describe("CORS (rpc.cors, on in dev mode)", () => {
+  let t: TestNode;
+  before(async () => {
+    t = await startTestNode({ rpc: { cors: true } });
+  });
+  after(() => t?.stop()); // runs even when before() or a test fails
+
+  it("lets any origin read a reply, with the allow headers only in the preflight's answer", async () => {
+    const reply = await t.post(JSON.stringify(call("net_id")), { origin: "https://dapp.example" });
+    assert.equal(reply.status, 200);
+    assert.equal(reply.headers.get("access-control-allow-origin"), "*");
+    assert.equal(reply.headers.get("access-control-allow-methods"), null);
+
+    const preflight = await fetch(`${t.url}/json-rpc`, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://dapp.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type",
+      },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get("access-control-allow-origin"), "*");
+    assert.match(preflight.headers.get("access-control-allow-methods") ?? "", /POST/);
+    assert.match(preflight.headers.get("access-control-allow-headers") ?? "", /content-type/i);
+    assert.equal(preflight.headers.get("access-control-max-age"), "7200");
+  });
+
+  it("sends the origin header on every other JSON-RPC answer too (errors, notifications)", async () => {
+    const refused = await t.post("{not json", { origin: "https://dapp.example" });
+    assert.equal(refused.headers.get("access-control-allow-origin"), "*", "parse error");
+    const notified = await t.post(JSON.stringify(notification("net_id")), { origin: "https://dapp.example" });
+    assert.equal(notified.status, 204);
+    assert.equal(notified.headers.get("access-control-allow-origin"), "*", "notification");
+    const notFound = await t.post(JSON.stringify(call("net_id")), {}, "/nowhere");
+    assert.equal(notFound.status, 404);
+    assert.equal(notFound.headers.get("access-control-allow-origin"), "*", "unknown path");
+  });
+});
+
 describe("result size limit", () => {
   let t: TestNode;
   before(async () => {
