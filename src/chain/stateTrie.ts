@@ -1,4 +1,4 @@
-import { bytesToHex, canonicalJson, hexToBytes, keccak256, utf8Bytes } from "../crypto/index.ts";
+import { bytesToHex, canonicalJson, hexToBytes, keccak256, keccakText, utf8Bytes } from "../crypto/index.ts";
 import { MerkleTrie, type RootRef } from "./merkleTrie.ts";
 import type { StateChanges } from "./state.ts";
 import { buildTrie, PackedEntries } from "./trieBuild.ts";
@@ -53,7 +53,7 @@ export class StateTrie {
   /** Applies leaf changes on top of the trie's current root and returns the new root. */
   apply(changes: StateChanges): string {
     for (const [path, value] of changes) {
-      const key = keccak256(utf8Bytes(path));
+      const key = keccakText(path);
       if (value === null) this.trie.del(key);
       else this.trie.put(key, utf8Bytes(canonicalJson(value)));
     }
@@ -87,7 +87,7 @@ export function buildStateTrie(
   keepNodes = true,
 ): { rootHex: string; write: TrieWrite } {
   const entries = new PackedEntries();
-  for (const [path, value] of leaves) entries.add(keccak256(utf8Bytes(path)), canonicalJson(value));
+  for (const [path, value] of leaves) entries.add(keccakText(path), canonicalJson(value));
   const built = buildTrie(entries, keccak256, nextId, keepNodes);
   return { rootHex: bytesToHex(built.rootHash), write: trieWrite(built) };
 }

@@ -6,7 +6,7 @@
 export { isAddress, privateKeyToAddress, publicKeyToAddress, toChecksumAddress } from "./address.ts";
 export { canonicalJson } from "./canonicalJson.ts";
 export { bytesToHex, hexToBytes, isHex } from "./hex.ts";
-export { keccak256, keccakBackend, keccakHex, keccakReady, utf8Bytes } from "./keccak.ts";
+export { keccak256, keccakBackend, keccakHex, keccakReady, keccakText, utf8Bytes } from "./keccak.ts";
 export { type DerivedAccount, deriveAccounts } from "./mnemonic.ts";
 export {
   isValidPrivateKey,

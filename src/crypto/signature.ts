@@ -1,6 +1,6 @@
 import { canonicalJson } from "./canonicalJson.ts";
 import { bytesToHex, hexToBytes, isHex } from "./hex.ts";
-import { keccak256, utf8Bytes } from "./keccak.ts";
+import { keccak256, keccakText } from "./keccak.ts";
 import { publicKeyToAddress } from "./address.ts";
 import { isLowS, recoverPublicKey, signHashRecoverable } from "./secp256k1.ts";
 
@@ -14,7 +14,7 @@ export const MAX_CHAIN_ID = 109;
 
 /** keccak256(keccak256(utf8(canonical JSON))): the hash of a transaction body or a vote. */
 export function hashCanonical(canonical: string): Uint8Array {
-  return keccak256(keccak256(utf8Bytes(canonical)));
+  return keccak256(keccakText(canonical));
 }
 
 export function hashObject(body: unknown): string {

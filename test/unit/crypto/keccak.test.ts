@@ -2,7 +2,15 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import fc from "fast-check";
-import { bytesToHex, keccak256, keccakBackend, keccakHex, keccakReady } from "../../../src/crypto/index.ts";
+import {
+  bytesToHex,
+  keccak256,
+  keccakBackend,
+  keccakHex,
+  keccakReady,
+  keccakText,
+  utf8Bytes,
+} from "../../../src/crypto/index.ts";
 
 describe("keccak256", () => {
   it("runs in WebAssembly once ready, and matches the known vectors", async () => {
@@ -21,6 +29,25 @@ describe("keccak256", () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it("keccakText equals keccak256 of the UTF-8 bytes for any text, short or over its buffer (property)", async () => {
+    await keccakReady;
+    const same = (text: string) =>
+      assert.equal(bytesToHex(keccakText(text)), bytesToHex(keccak_256(utf8Bytes(text))), text.slice(0, 40));
+    fc.assert(fc.property(fc.string({ unit: "binary", maxLength: 2_000 }), same), { numRuns: 300 });
+    for (const text of [
+      "",
+      "/account/0xAb/balance",
+      "é".repeat(1_365),
+      "€".repeat(1_366),
+      "😀".repeat(700),
+    ]) {
+      same(text);
+    }
+    // A long text after a short one: nothing of the earlier text is left in the shared buffer.
+    same("x".repeat(3_000));
+    same("ab");
   });
 
   it("hashes inputs larger than one WebAssembly chunk", async () => {
