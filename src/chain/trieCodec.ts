@@ -208,23 +208,26 @@ function hashedChildId(child: Child): number {
  * after the RLP is filled here, in place. Every hashed child must have its id.
  */
 export function recordOf(node: TrieNode, encoded: Uint8Array): Uint8Array {
+  // No closure here: this runs for every stored node, and under tsx each closure made is also named.
   let at = rlpLength(encoded);
-  const put = (id: number): void => {
-    if (id < 0) return;
-    if (at + ID_BYTES > encoded.length) throw new Error("trie node: no room for a child id");
-    writeId(encoded, at, id);
-    at += ID_BYTES;
-  };
-  if (node.type === EXTENSION) put(hashedChildId(node.child));
+  if (node.type === EXTENSION) at = putId(encoded, at, hashedChildId(node.child));
   else if (node.type === BRANCH) {
     for (let i = 0; i < 16; i++) {
       const inMemory = node.nodes[i];
-      if (inMemory !== undefined) put(hashedChildId(inMemory));
-      else if ((node.stored >> i) & 1) put(readId(node.refs, i * STORED_REF_BYTES + 32));
+      if (inMemory !== undefined) at = putId(encoded, at, hashedChildId(inMemory));
+      else if ((node.stored >> i) & 1) at = putId(encoded, at, readId(node.refs, i * STORED_REF_BYTES + 32));
     }
   }
   if (at !== encoded.length) throw new Error("trie node: child ids do not fill the record");
   return encoded;
+}
+
+/** Writes child id `id` (none when negative) at `at` of a record; returns where the next one goes. */
+function putId(record: Uint8Array, at: number, id: number): number {
+  if (id < 0) return at;
+  if (at + ID_BYTES > record.length) throw new Error("trie node: no room for a child id");
+  writeId(record, at, id);
+  return at + ID_BYTES;
 }
 
 // ---- Decoding. One RLP item at a time, into these (no object per item). ----
