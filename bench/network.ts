@@ -79,10 +79,16 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-/** A base port whose RPC (base + i) and p2p (base + 100 + i) ports are all free on 127.0.0.1. */
+/**
+ * A base port whose RPC (base + i) and p2p (base + 100 + i) ports are all free on 127.0.0.1, below
+ * the kernel's ephemeral range (32768–60999 on Linux): a port in it that is free now can become the
+ * local port of an outgoing connection (the load, the nodes' dials) before the node that is to
+ * listen there starts; the full node of the sync scenario starts minutes later and once found its
+ * p2p port taken (EADDRINUSE).
+ */
 async function freeBase(nodes: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 30_000 + Math.floor(Math.random() * 300) * 100;
+    const base = 20_000 + Math.floor(Math.random() * 120) * 100;
     const ports = Array.from({ length: nodes }, (_, i) => [base + i, base + 100 + i]).flat();
     if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
   }
