@@ -18,6 +18,11 @@ import { type ScenarioResult, type Series, series } from "./report.ts";
 const TARGET_TX_PER_S = 50_000;
 const TARGET_RSS_MIB = 1024;
 const TARGET_READ_RATIO = 2;
+/** Sync's range commits, measured on blocks like the network bench's (about 100 transfers). */
+const SYNC_ACCOUNTS = 30_000;
+const SYNC_TXS_PER_BLOCK = 100;
+const SYNC_GROUP = 64;
+const SYNC_GROUPS = 4;
 
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 
@@ -79,8 +84,9 @@ export async function executionScenarios(ctx: BenchContext): Promise<ScenarioRes
       : { cpuProfile: join(ctx.settings.execCpuProfDir, `execution-${name}.cpuprofile`) }),
   });
   /** Fills a store in one process, then measures in another that opens it (a restarted node). */
-  const onLmdb = async (accounts: number, name: string): Promise<ExecutionRun> => {
-    const run = spec(accounts, "lmdb", name);
+  const onLmdb = (accounts: number, name: string): Promise<ExecutionRun> =>
+    onLmdbSpec(spec(accounts, "lmdb", name), name);
+  const onLmdbSpec = async (run: ExecutionSpec, name: string): Promise<ExecutionRun> => {
     const filled = await runWorker(ctx, `${name} fill`, { ...run, phase: "fill" });
     const opened = await runWorker(ctx, name, run);
     return { ...opened, fillS: filled.fillS, dbBytesAfterFill: filled.dbBytesAfterFill };
@@ -88,7 +94,17 @@ export async function executionScenarios(ctx: BenchContext): Promise<ScenarioRes
   const small = await onLmdb(10_000, "10k-lmdb");
   const memory = await runWorker(ctx, "10k-memory", spec(10_000, "memory", "10k-memory"));
   const large = await onLmdb(execLargeAccounts, "large-lmdb");
-  for (const run of [small, memory, large]) {
+  // Sync's range commits: the same small blocks committed one at a time and a group at a time.
+  const syncSpec = (together: boolean): ExecutionSpec => ({
+    ...spec(SYNC_ACCOUNTS, "lmdb", together ? "sync-together" : "sync-each"),
+    blocks: SYNC_GROUP * (SYNC_GROUPS + 1),
+    txsPerBlock: SYNC_TXS_PER_BLOCK,
+    reads: 1_000,
+    group: { blocks: SYNC_GROUP, together },
+  });
+  const syncEach = await onLmdbSpec(syncSpec(false), "sync-each");
+  const syncTogether = await onLmdbSpec(syncSpec(true), "sync-together");
+  for (const run of [small, memory, large, syncEach, syncTogether]) {
     if (run.failedTxs > 0) ctx.problems.push(`execution: ${run.failedTxs} transfers failed in a run`);
     if (run.otherCpuPct !== undefined && run.otherCpuPct > 25) {
       ctx.log(`execution: other processes used ${Math.round(run.otherCpuPct)} % of a core during a run`);
@@ -99,6 +115,9 @@ export async function executionScenarios(ctx: BenchContext): Promise<ScenarioRes
   const memorySeries = measured(memory, execWarmupBlocks);
   const largeSeries = measured(large, execWarmupBlocks);
   const largeLabel = `${fmt(execLargeAccounts)} accounts`;
+  // The first group is warm-up, as the first blocks are above.
+  const togetherSeries = series(syncTogether.blocks.slice(1).map((b) => b.txPerS));
+  const eachSeries = series(syncEach.blocks.slice(1).map((b) => b.txPerS));
   const read = (run: ExecutionRun) => series([run.readUs * 1000]);
   return [
     {
@@ -125,6 +144,20 @@ export async function executionScenarios(ctx: BenchContext): Promise<ScenarioRes
       baseline: smallSeries,
       ratio: largeSeries.median / smallSeries.median,
       details: blockDetails(large, execWarmupBlocks),
+    },
+    {
+      id: "execution-sync-commit-together",
+      title: `sync's commits: ${SYNC_TXS_PER_BLOCK}-transfer blocks committed ${SYNC_GROUP} per LMDB write (Chain.commitTogether) vs one per block, ${fmt(SYNC_ACCOUNTS)} accounts`,
+      unit: "tx/s",
+      nodeLabel: `${SYNC_GROUP} blocks per write`,
+      baselineLabel: "tx/s (one write per block)",
+      node: togetherSeries,
+      baseline: eachSeries,
+      ratio: togetherSeries.median / eachSeries.median,
+      details: {
+        together: blockDetails(syncTogether, 1),
+        each: blockDetails(syncEach, 1),
+      },
     },
     {
       id: "execution-read-latency",

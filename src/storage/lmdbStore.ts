@@ -33,6 +33,8 @@ export class LmdbStore implements ChainStore {
   private readonly pool: Database<PoolRecord, string>;
   private readonly stakes: Database<number, string>;
   private readonly validatorSets: Database<Validator[], number>;
+  /** Resolves when the write transaction of commitTogether ends (see there); undefined outside one. */
+  private together: Promise<void> | undefined;
 
   constructor(path: string) {
     this.root = open({ path, compression: false });
@@ -141,8 +143,53 @@ export class LmdbStore implements ChainStore {
     failpoint("commit.afterTxnCommit");
   }
 
+  /**
+   * One LMDB write transaction around `work`: lmdb-js keeps it open until `work`'s promise
+   * settles, each commitBlock inside runs as a child transaction (a block still commits or
+   * aborts whole), and reads on this thread see what it wrote. One commit for a synced range
+   * instead of one per block: pages that several blocks touch (the state's and indexes' B-tree
+   * pages, the trie's top) are written once (docs/performance.md). A failed commit of the whole
+   * rejects after `work` settled; `work`'s own failure does not undo the blocks it committed.
+   */
+  async commitTogether<T>(work: () => Promise<T>): Promise<T> {
+    if (this.together !== undefined) return work(); // already inside one
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown } | undefined;
+    let ended = (): void => undefined;
+    // Set before the transaction begins: `work` runs at once, and its first journal write must wait too.
+    this.together = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    try {
+      await this.root.transactionSync(() =>
+        work().then(
+          (value) => {
+            outcome = { ok: true, value };
+          },
+          (error: unknown) => {
+            outcome = { ok: false, error };
+          },
+        ),
+      );
+    } finally {
+      this.together = undefined;
+      ended();
+    }
+    if (outcome === undefined) throw new Error("commitTogether: work did not settle");
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
+  }
+
+  /**
+   * Journal writes wait for a commitTogether to end: inside its transaction they would be
+   * acknowledged before they are durable, and undone with it.
+   */
+  private async outsideTogether(): Promise<void> {
+    while (this.together !== undefined) await this.together;
+  }
+
   /** Journals admitted transactions; resolves once they are durable. */
   async savePending(records: readonly PoolRecord[]): Promise<void> {
+    await this.outsideTogether();
     await this.root.transaction(() => {
       for (const record of records) this.pool.put(record.tx.hash, record);
       failpoint("journal.inWrite");
@@ -152,6 +199,7 @@ export class LmdbStore implements ChainStore {
 
   /** Drops journal entries that left the pool without being committed (evicted, invalidated). */
   async removePending(hashes: readonly string[]): Promise<void> {
+    await this.outsideTogether();
     await this.root.transaction(() => {
       for (const hash of hashes) this.pool.remove(hash);
     });

@@ -77,6 +77,34 @@ interface FetchedBlock {
   verified: Promise<((tx: Tx) => boolean) | undefined>;
 }
 
+/**
+ * Transactions a group of blocks committed together may hold at most: what one write transaction
+ * keeps in memory grows with them (a 5,000-transfer block over a million accounts writes about
+ * 33 MiB), so large blocks go one or two at a time and small ones a whole range at once.
+ */
+export const TOGETHER_MAX_TXS = 10_000;
+
+/** `fetched` cut into runs of consecutive blocks of at most TOGETHER_MAX_TXS transactions (at least one block each). */
+export function groupsOf<T extends { item: unknown }>(fetched: readonly T[]): T[][] {
+  const groups: T[][] = [];
+  let group: T[] = [];
+  let txs = 0;
+  for (const block of fetched) {
+    // Only a count: each block is checked in full when it is applied.
+    const txList = (block.item as { txs?: unknown } | null)?.txs;
+    const count = Array.isArray(txList) ? txList.length : 0;
+    if (group.length > 0 && txs + count > TOGETHER_MAX_TXS) {
+      groups.push(group);
+      group = [];
+      txs = 0;
+    }
+    group.push(block);
+    txs += count;
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
+}
+
 /** A range asked for ahead of need. */
 interface Prefetch {
   peer: string;
@@ -107,6 +135,8 @@ export interface SyncChain {
   ): Promise<ExecutedBlock>;
   commit(executed: ExecutedBlock, commit: Commit, signers: string[]): Promise<StoredBlock>;
   abandon(): void;
+  /** Runs `work` with its block commits written to the store together (one durable write). */
+  commitTogether<T>(work: () => Promise<T>): Promise<T>;
 }
 
 export interface SyncOptions {
@@ -240,9 +270,20 @@ export class BlockSync {
     return response.map((item) => ({ item, verified: this.verifySignatures(item) }));
   }
 
-  /** Verifies and commits fetched blocks in order; false if the peer served an invalid one. */
+  /**
+   * Verifies and commits fetched blocks in order, a group at a time in one store write (see
+   * groupsOf); false if the peer served an invalid one (the blocks before it are kept).
+   */
   private async applyAll(peer: string, fetched: FetchedBlock[]): Promise<boolean> {
+    for (const group of groupsOf(fetched)) {
+      if (!(await this.chain.commitTogether(() => this.applyGroup(peer, group)))) return false;
+    }
+    return true;
+  }
+
+  private async applyGroup(peer: string, fetched: FetchedBlock[]): Promise<boolean> {
     for (const { item, verified } of fetched) {
+      if (this.stopped) break; // stop() waits for this write: end it at the next block
       const alreadyVerified = await verified;
       const reason = await this.options.exclusive(() => this.apply(item, alreadyVerified));
       if (reason !== undefined) {

@@ -8,10 +8,12 @@ export {
   type BlockReader,
   type BlockSource,
   BlockSync,
+  groupsOf,
   isSyncBlock,
   type SyncBlock,
   type SyncChain,
   type SyncOptions,
   type SyncPeer,
   serveBlocks,
+  TOGETHER_MAX_TXS,
 } from "./blockSync.ts";

@@ -1,0 +1,64 @@
+import { Chain, type ChainStore, type Commit, type Genesis, type Tx } from "../../src/chain/index.ts";
+import { toChecksumAddress } from "../../src/crypto/index.ts";
+
+/**
+ * A small chain for store tests: eight funded accounts, one validator, transfers built as
+ * block-form transactions (signatures are not checked by Chain.execute).
+ */
+const address = (i: number) => toChecksumAddress(`0x${(i + 1).toString(16).padStart(40, "0")}`);
+export const ACCOUNTS = Array.from({ length: 8 }, (_, i) => address(i));
+export const VALIDATOR = address(100);
+const T0 = 1_700_000_000_000;
+
+export const GENESIS: Genesis = {
+  chain_id: 7,
+  network_id: 0,
+  genesis_time: T0,
+  accounts: ACCOUNTS.map((a) => ({ address: a, balance: 1_000 })),
+  validators: [{ address: VALIDATOR, stake: 1_000 }],
+  consensus: {
+    block_time_ms: 1000,
+    min_validator_stake: 1,
+    max_validators: 10,
+    max_block_txs: 100,
+    max_block_bytes: 1024 * 1024,
+    max_tx_bytes: 100 * 1024,
+  },
+};
+
+let counter = 0;
+const nonces = new Map<string, number>();
+
+/** An ordered transfer of `amount` from account `from` to account `to`. */
+export function transfer(from: number, to: number, amount: number): Tx {
+  const sender = ACCOUNTS[from] as string;
+  const nonce = nonces.get(sender) ?? 0;
+  nonces.set(sender, nonce + 1);
+  counter += 1;
+  return {
+    hash: `0x${counter.toString(16).padStart(64, "0")}`,
+    address: sender,
+    signature: "0x",
+    timestamp: T0,
+    nonce,
+    operation: {
+      type: "SET_VALUE",
+      ref: `/transfer/${sender}/${ACCOUNTS[to]}/k${counter}/value`,
+      value: amount,
+    },
+  };
+}
+
+export async function openChain(store: ChainStore): Promise<Chain> {
+  const chain = new Chain(store, GENESIS);
+  await chain.open();
+  return chain;
+}
+
+/** Executes and commits one block (the certificate is not checked by Chain.commit). */
+export async function produce(chain: Chain, txs: Tx[]): Promise<void> {
+  const height = chain.head().header.number + 1;
+  const executed = await chain.execute(txs, VALIDATOR, T0 + height * 1000);
+  const commit: Commit = { height, round: 0, block_hash: executed.hash, signatures: [] };
+  await chain.commit(executed, commit, [VALIDATOR]);
+}

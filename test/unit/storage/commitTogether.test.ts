@@ -1,0 +1,135 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { balanceOf } from "../../../src/chain/index.ts";
+import { LmdbStore } from "../../../src/storage/index.ts";
+import { groupsOf, TOGETHER_MAX_TXS } from "../../../src/sync/index.ts";
+import { ACCOUNTS, openChain, produce, transfer } from "../../helpers/togetherChain.ts";
+
+/**
+ * LmdbStore.commitTogether (sync's one write per fetched range): blocks committed inside it are
+ * visible at once, durable together when it resolves, kept when the work fails after them, and
+ * lost together when the process dies before it ends; journal writes wait until it is over.
+ */
+
+function withDir(run: (dir: string) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "chain-node-together-"));
+  return run(dir).finally(() => rmSync(dir, { recursive: true, force: true }));
+}
+
+/** The store at `dir` reopened, as a restarted node sees it. */
+async function reopened(dir: string): Promise<{ head: number | undefined; balances: number[] }> {
+  const store = new LmdbStore(dir);
+  try {
+    const chain = await openChain(store); // checks block 0 and opens the trie at the stored head
+    return {
+      head: chain.head().header.number,
+      balances: ACCOUNTS.slice(0, 4).map((a) => balanceOf(store, a)),
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+describe("LmdbStore.commitTogether", () => {
+  it("commits the blocks of its work in one write: readable inside, durable after", () =>
+    withDir(async (dir) => {
+      const store = new LmdbStore(dir);
+      const chain = await openChain(store);
+      const result = await chain.commitTogether(async () => {
+        await produce(chain, [transfer(0, 1, 10)]);
+        await produce(chain, [transfer(1, 2, 20)]);
+        // Inside: the chain and the store's readers see both blocks.
+        assert.equal(chain.head().header.number, 2);
+        assert.equal(store.getBlock(1)?.header.number, 1);
+        assert.equal(balanceOf(store, ACCOUNTS[2] as string), 1_020);
+        await produce(chain, [transfer(2, 3, 30)]);
+        return "done";
+      });
+      assert.equal(result, "done");
+      await produce(chain, [transfer(3, 0, 5)]); // an ordinary commit after it
+      await store.close();
+      assert.deepEqual(await reopened(dir), { head: 4, balances: [995, 990, 990, 1_025] });
+    }));
+
+  it("keeps the blocks committed before its work failed, and rejects with that failure", () =>
+    withDir(async (dir) => {
+      const store = new LmdbStore(dir);
+      const chain = await openChain(store);
+      await assert.rejects(
+        chain.commitTogether(async () => {
+          await produce(chain, [transfer(0, 1, 10)]);
+          await produce(chain, [transfer(1, 2, 20)]);
+          throw new Error("peer served an invalid block");
+        }),
+        /invalid block/,
+      );
+      assert.equal(chain.head().header.number, 2);
+      await produce(chain, [transfer(2, 3, 30)]);
+      await store.close();
+      assert.deepEqual(await reopened(dir), { head: 3, balances: [990, 990, 990, 1_030] });
+    }));
+
+  it("loses all its blocks together when the process dies before it ends (SIGKILL)", () =>
+    withDir(async (dir) => {
+      const child = spawnSync(
+        process.execPath,
+        ["--import", "tsx", join(import.meta.dirname, "../../helpers/togetherCrash.ts"), dir],
+        { encoding: "utf8", timeout: 60_000 },
+      );
+      assert.equal(child.signal, "SIGKILL", child.stderr);
+      assert.match(child.stdout, /inside 3/, "the child reached block 3 inside the write");
+      // Block 1 was durable on its own; 2 and 3 were in the write that never ended.
+      assert.deepEqual(await reopened(dir), { head: 1, balances: [990, 1_010, 1_000, 1_000] });
+    }));
+
+  it("makes journal writes wait until it is over (inside they would be acknowledged before durable)", () =>
+    withDir(async (dir) => {
+      const store = new LmdbStore(dir);
+      const chain = await openChain(store);
+      const events: string[] = [];
+      const tx = transfer(0, 1, 1);
+      let journaled: Promise<void> | undefined;
+      await chain.commitTogether(async () => {
+        await produce(chain, [transfer(1, 2, 2)]);
+        journaled = store.savePending([{ seq: 0, tx }]).then(() => {
+          events.push("journaled");
+        });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        events.push("work done");
+      });
+      events.push("together over");
+      await journaled;
+      assert.deepEqual(events, ["work done", "together over", "journaled"]);
+      assert.deepEqual(
+        store.loadPending().map((r) => r.tx.hash),
+        [tx.hash],
+      );
+      await store.close();
+    }));
+});
+
+describe("groupsOf (sync's blocks per commitTogether)", () => {
+  const block = (txs: number) => ({ item: { txs: Array.from({ length: txs }) } });
+
+  it("keeps consecutive blocks together up to TOGETHER_MAX_TXS transactions, a larger block on its own", () => {
+    const sizes = (groups: { item: { txs: unknown[] } }[][]) =>
+      groups.map((g) => g.map((b) => b.item.txs.length));
+    const half = TOGETHER_MAX_TXS / 2;
+    assert.deepEqual(sizes(groupsOf([block(half), block(half), block(1)])), [[half, half], [1]]);
+    assert.deepEqual(sizes(groupsOf([block(0), block(TOGETHER_MAX_TXS + 1), block(0)])), [
+      [0],
+      [TOGETHER_MAX_TXS + 1],
+      [0],
+    ]);
+    assert.deepEqual(sizes(groupsOf(Array.from({ length: 64 }, () => block(100)))), [Array(64).fill(100)]);
+    assert.deepEqual(groupsOf([]), []);
+  });
+
+  it("counts a malformed block as empty (it is refused when applied)", () => {
+    assert.deepEqual(groupsOf([{ item: null }, { item: { txs: "x" } }, { item: 7 }]).length, 1);
+  });
+});
