@@ -9,6 +9,7 @@ export { bytesToHex, hexToBytes, isHex } from "./hex.ts";
 export { keccak256, keccakBackend, keccakHex, keccakReady, keccakText, utf8Bytes } from "./keccak.ts";
 export { type DerivedAccount, deriveAccounts } from "./mnemonic.ts";
 export {
+  isLowS,
   isValidPrivateKey,
   publicKeyFromPrivate,
   recoverPublicKey,

@@ -82,12 +82,21 @@ const backend: Secp256k1Backend = loadNative() ?? nobleBackend;
 /** Which implementation is in use ("native" or "noble"): reported by benchmarks and logs. */
 export const SECP256K1_BACKEND = backend.name;
 
-/** Half the group order: signatures with s above it are malleable twins and are rejected. */
-const HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
+/** Half the group order, big-endian: signatures with s above it are malleable twins and are rejected. */
+const HALF_N = Uint8Array.from(
+  Buffer.from("7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0", "hex"),
+);
 
+/** 0 < s ≤ n/2 for the s of an r ‖ s signature, compared byte by byte (a BigInt of it took 1.5 µs). */
 export function isLowS(compact: Uint8Array): boolean {
-  const s = BigInt(`0x${Buffer.from(compact.subarray(32, 64)).toString("hex")}`);
-  return s > 0n && s <= HALF_N;
+  let nonZero = false;
+  let order = 0; // sign of s − HALF_N, decided by the first byte where they differ
+  for (let i = 0; i < 32; i++) {
+    const byte = compact[32 + i] as number;
+    if (byte !== 0) nonZero = true;
+    if (order === 0 && byte !== HALF_N[i]) order = byte < (HALF_N[i] as number) ? -1 : 1;
+  }
+  return nonZero && order <= 0;
 }
 
 export const signHashRecoverable = (hash32: Uint8Array, privateKey: Uint8Array): RecoverableSignature =>

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
+import fc from "fast-check";
 import {
   bytesToHex,
   canonicalJson,
@@ -8,6 +9,7 @@ import {
   encodeV,
   hashObject,
   hexToBytes,
+  isLowS,
   MAX_CHAIN_ID,
   privateKeyToAddress,
   recoverPublicKey,
@@ -256,4 +258,41 @@ describe("EIP-55 addresses", () => {
       assert.equal(toChecksumAddress(`0x${address.slice(2).toUpperCase()}`), address, "from upper case");
     });
   }
+});
+
+describe("isLowS", () => {
+  const HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
+  /** r ‖ s with r arbitrary: isLowS reads only s. */
+  const compactOf = (s: bigint) => {
+    const out = new Uint8Array(64).fill(0xab, 0, 32);
+    out.set(hexToBytes(`0x${s.toString(16).padStart(64, "0")}`), 32);
+    return out;
+  };
+
+  it("accepts exactly 0 < s ≤ n/2, at the edges and for any s (property, against BigInt)", () => {
+    for (const [s, low] of [
+      [0n, false],
+      [1n, true],
+      [HALF_N - 1n, true],
+      [HALF_N, true],
+      [HALF_N + 1n, false],
+      [2n ** 256n - 1n, false],
+      [2n ** 255n, false],
+      [2n ** 248n, true],
+    ] as const) {
+      assert.equal(isLowS(compactOf(s)), low, `s = ${s.toString(16)}`);
+    }
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 2n ** 256n - 1n }), (s) => {
+        assert.equal(isLowS(compactOf(s)), s > 0n && s <= HALF_N);
+      }),
+      { numRuns: 2_000 },
+    );
+    fc.assert(
+      fc.property(fc.bigInt({ min: HALF_N - 2n ** 64n, max: HALF_N + 2n ** 64n }), (s) => {
+        assert.equal(isLowS(compactOf(s)), s <= HALF_N);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
 });
