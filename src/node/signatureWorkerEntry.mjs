@@ -1,6 +1,5 @@
 // Worker entry of SignatureWorkers. Workers do not share the parent's module loader, so the
-// TypeScript sources are loaded through tsx here, resolved from this package (not the cwd).
-import { register } from "tsx/esm/api";
+// TypeScript sources are loaded here the way the CLI loads them (loadTypeScript.mjs).
+import { loadTypeScript } from "./loadTypeScript.mjs";
 
-register();
-await import("./signatureWorker.ts");
+await loadTypeScript(new URL("./signatureWorker.ts", import.meta.url));

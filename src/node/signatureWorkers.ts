@@ -45,7 +45,8 @@ export class SignatureWorkers implements SignatureVerifier {
     const entry = new URL("./signatureWorkerEntry.mjs", import.meta.url);
     const threads = await Promise.all(
       Array.from({ length: count }, async (): Promise<Thread> => {
-        // The entry registers tsx itself; the parent's --import flags would load it twice.
+        // The entry loads the sources itself (loadTypeScript.mjs): the parent's --import flags
+        // (tsx under the tests) would load them twice.
         const worker = new Worker(entry, { execArgv: [] });
         await new Promise<void>((resolve, reject) => {
           worker.once("online", resolve);
