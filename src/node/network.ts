@@ -44,6 +44,27 @@ const isSignedTxShape = (value: unknown): value is SignedTxInput =>
   typeof (value as { transaction?: unknown }).transaction === "object" &&
   (value as { transaction?: unknown }).transaction !== null;
 
+/**
+ * A "txs" gossip message: `{ txs: [signed transaction, …] }`, what a node admitted from its RPC
+ * clients in one event-loop turn, at most GOSSIP_TXS_PER_MESSAGE of them and GOSSIP_TXS_BYTES of
+ * JSON (docs/decisions/005-p2p.md). Under the network bench's load each validator spent about a
+ * third of its time in libp2p (framing, Noise, gossipsub) while every transaction was a message
+ * of its own on every hop.
+ */
+export const GOSSIP_TXS_PER_MESSAGE = 64;
+const GOSSIP_TXS_BYTES = 1024 * 1024;
+
+interface TxBundle {
+  txs: SignedTxInput[];
+}
+
+const isTxBundle = (value: unknown): value is TxBundle => {
+  const txs = (value as { txs?: unknown } | null)?.txs;
+  return (
+    Array.isArray(txs) && txs.length > 0 && txs.length <= GOSSIP_TXS_PER_MESSAGE && txs.every(isSignedTxShape)
+  );
+};
+
 export interface NetworkParts {
   options: NodeOptions;
   genesis: Genesis;
@@ -73,6 +94,8 @@ export class NetworkServices {
   private readonly progress: SyncProgress;
   /** Test-only partition file watcher (node/partition.ts); a no-op unless CHAIN_NODE_PARTITION_FILE is set. */
   private stopPartition: () => void = () => undefined;
+  /** Admitted from RPC clients this turn, gossiped at its end (see announce). */
+  private announcing: SignedTxInput[] = [];
   private readonly log: Logger;
 
   private constructor(parts: NetworkParts) {
@@ -212,9 +235,28 @@ export class NetworkServices {
     return this.engine.status().round;
   }
 
-  /** Gossips transactions this node admitted from its RPC clients. */
+  /** Gossips transactions this node admitted from its RPC clients: a turn's worth per message. */
   announce(inputs: readonly SignedTxInput[]): void {
-    for (const input of inputs) this.p2p.publish("txs", input);
+    if (this.announcing.length === 0) setImmediate(() => this.publishAnnounced());
+    this.announcing.push(...inputs);
+  }
+
+  private publishAnnounced(): void {
+    const inputs = this.announcing;
+    this.announcing = [];
+    let bundle: SignedTxInput[] = [];
+    let bytes = 0;
+    for (const input of inputs) {
+      const size = Buffer.byteLength(JSON.stringify(input));
+      if (bundle.length >= GOSSIP_TXS_PER_MESSAGE || (bundle.length > 0 && bytes + size > GOSSIP_TXS_BYTES)) {
+        this.p2p.publish("txs", { txs: bundle });
+        bundle = [];
+        bytes = 0;
+      }
+      bundle.push(input);
+      bytes += size;
+    }
+    if (bundle.length > 0) this.p2p.publish("txs", { txs: bundle });
   }
 
   /** Stops voting first (nothing half-signed is sent), then sync, then the network. */
@@ -243,10 +285,21 @@ export class NetworkServices {
     }
   }
 
+  /**
+   * Each transaction of a bundle is admitted on its own (their signatures checked together on the
+   * workers). One that proves the sender forwarded garbage rejects the message (not forwarded, the
+   * peer penalized); otherwise it is forwarded if it brought anything new.
+   */
   private async onGossipTx(payload: unknown): Promise<Verdict> {
-    if (!isSignedTxShape(payload)) return "reject";
+    if (!isTxBundle(payload)) return "reject";
+    const verdicts = await Promise.all(payload.txs.map((input) => this.admitGossiped(input)));
+    if (verdicts.includes("reject")) return "reject";
+    return verdicts.includes("accept") ? "accept" : "ignore";
+  }
+
+  private async admitGossiped(input: SignedTxInput): Promise<Verdict> {
     try {
-      await this.admission.submit(payload);
+      await this.admission.submit(input);
       return "accept";
     } catch (error) {
       if (error instanceof TxRejectedError) return PROVABLY_BAD.has(error.reason) ? "reject" : "ignore";

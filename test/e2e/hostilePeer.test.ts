@@ -107,8 +107,14 @@ describe("a node among hostile peers (process)", { timeout: 120_000 }, () => {
       timestamp: Date.now(),
       operation: { type: "SET_VALUE", ref: "/users/0x0000000000000000000000000000000000000001/x", value: 1 },
     };
-    peer.net.publish("txs", { transaction, signature: `0x${"11".repeat(97)}` });
+    peer.net.publish("txs", { txs: [{ transaction, signature: `0x${"11".repeat(97)}` }] });
     await assertDropped(peer, "transaction with a bad signature");
+  });
+
+  it("drops a peer gossiping a malformed bundle of transactions", async () => {
+    const peer = await connectedPeer();
+    peer.net.publish("txs", { txs: [], note: "an empty bundle" });
+    await assertDropped(peer, "empty transaction bundle");
   });
 
   it("keeps committing blocks through all of it", async () => {
