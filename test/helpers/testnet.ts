@@ -18,10 +18,16 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-/** A base port whose RPC (base + i) and p2p (base + 100 + i) ports are all free. */
+/**
+ * A base port whose RPC (base + i) and p2p (base + 100 + i) ports are all free, below the kernel's
+ * ephemeral range (32768–60999 on Linux): a port in it that is free now can become the local port
+ * of an outgoing connection before the node that is to listen there starts (a CI run failed with
+ * EADDRINUSE on a testnet's RPC port). Bases 200 apart, so two testnets of concurrent test files
+ * never share a port.
+ */
 async function freeBase(nodes: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 400) * 100;
+    const base = 20_000 + Math.floor(Math.random() * 60) * 200;
     const ports = Array.from({ length: nodes }, (_, i) => [base + i, base + 100 + i]).flat();
     if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
   }
