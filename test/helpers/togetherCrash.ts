@@ -4,16 +4,17 @@
  * that write ends (nothing flushed, no close), as a node killed in the middle of a synced range.
  */
 import { LmdbStore } from "../../src/storage/index.ts";
-import { openChain, produce, transfer } from "./togetherChain.ts";
+import { openChain, produce, transfer } from "./smallChain.ts";
 
 const dir = process.argv[2];
 if (dir === undefined) throw new Error("usage: togetherCrash.ts <dir>");
 const store = new LmdbStore(dir);
 const chain = await openChain(store);
-await produce(chain, [transfer(0, 1, 10)]);
+const nonces = new Map<string, number>();
+await produce(chain, [transfer(nonces, [0, 1, 10])]);
 await chain.commitTogether(async () => {
-  await produce(chain, [transfer(1, 2, 20)]);
-  await produce(chain, [transfer(2, 3, 30)]);
+  await produce(chain, [transfer(nonces, [1, 2, 20])]);
+  await produce(chain, [transfer(nonces, [2, 3, 30])]);
   process.stdout.write(`inside ${chain.head().header.number}\n`);
   process.kill(process.pid, "SIGKILL");
 });

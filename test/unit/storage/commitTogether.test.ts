@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import { balanceOf } from "../../../src/chain/index.ts";
 import { LmdbStore } from "../../../src/storage/index.ts";
 import { groupsOf, TOGETHER_MAX_TXS } from "../../../src/sync/index.ts";
-import { ACCOUNTS, openChain, produce, transfer } from "../../helpers/togetherChain.ts";
+import { ACCOUNTS, openChain, produce, transfer } from "../../helpers/smallChain.ts";
 
 /**
  * LmdbStore.commitTogether (sync's one write per fetched range): blocks committed inside it are
@@ -39,18 +39,19 @@ describe("LmdbStore.commitTogether", () => {
     withDir(async (dir) => {
       const store = new LmdbStore(dir);
       const chain = await openChain(store);
+      const nonces = new Map<string, number>();
       const result = await chain.commitTogether(async () => {
-        await produce(chain, [transfer(0, 1, 10)]);
-        await produce(chain, [transfer(1, 2, 20)]);
+        await produce(chain, [transfer(nonces, [0, 1, 10])]);
+        await produce(chain, [transfer(nonces, [1, 2, 20])]);
         // Inside: the chain and the store's readers see both blocks.
         assert.equal(chain.head().header.number, 2);
         assert.equal(store.getBlock(1)?.header.number, 1);
         assert.equal(balanceOf(store, ACCOUNTS[2] as string), 1_020);
-        await produce(chain, [transfer(2, 3, 30)]);
+        await produce(chain, [transfer(nonces, [2, 3, 30])]);
         return "done";
       });
       assert.equal(result, "done");
-      await produce(chain, [transfer(3, 0, 5)]); // an ordinary commit after it
+      await produce(chain, [transfer(nonces, [3, 0, 5])]); // an ordinary commit after it
       await store.close();
       assert.deepEqual(await reopened(dir), { head: 4, balances: [995, 990, 990, 1_025] });
     }));
@@ -59,16 +60,17 @@ describe("LmdbStore.commitTogether", () => {
     withDir(async (dir) => {
       const store = new LmdbStore(dir);
       const chain = await openChain(store);
+      const nonces = new Map<string, number>();
       await assert.rejects(
         chain.commitTogether(async () => {
-          await produce(chain, [transfer(0, 1, 10)]);
-          await produce(chain, [transfer(1, 2, 20)]);
+          await produce(chain, [transfer(nonces, [0, 1, 10])]);
+          await produce(chain, [transfer(nonces, [1, 2, 20])]);
           throw new Error("peer served an invalid block");
         }),
         /invalid block/,
       );
       assert.equal(chain.head().header.number, 2);
-      await produce(chain, [transfer(2, 3, 30)]);
+      await produce(chain, [transfer(nonces, [2, 3, 30])]);
       await store.close();
       assert.deepEqual(await reopened(dir), { head: 3, balances: [990, 990, 990, 1_030] });
     }));
@@ -90,11 +92,12 @@ describe("LmdbStore.commitTogether", () => {
     withDir(async (dir) => {
       const store = new LmdbStore(dir);
       const chain = await openChain(store);
+      const nonces = new Map<string, number>();
       const events: string[] = [];
-      const tx = transfer(0, 1, 1);
+      const tx = transfer(nonces, [0, 1, 1]);
       let journaled: Promise<void> | undefined;
       await chain.commitTogether(async () => {
-        await produce(chain, [transfer(1, 2, 2)]);
+        await produce(chain, [transfer(nonces, [1, 2, 2])]);
         journaled = store.savePending([{ seq: 0, tx }]).then(() => {
           events.push("journaled");
         });

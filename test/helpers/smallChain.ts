@@ -2,8 +2,8 @@ import { Chain, type ChainStore, type Commit, type Genesis, type Tx } from "../.
 import { toChecksumAddress } from "../../src/crypto/index.ts";
 
 /**
- * A small chain for store tests: eight funded accounts, one validator, transfers built as
- * block-form transactions (signatures are not checked by Chain.execute).
+ * A small chain for state and store tests: eight funded accounts (1,000 each), one validator,
+ * transfers built as block-form transactions (Chain.execute does not check signatures).
  */
 const address = (i: number) => toChecksumAddress(`0x${(i + 1).toString(16).padStart(40, "0")}`);
 export const ACCOUNTS = Array.from({ length: 8 }, (_, i) => address(i));
@@ -26,11 +26,13 @@ export const GENESIS: Genesis = {
   },
 };
 
-let counter = 0;
-const nonces = new Map<string, number>();
+/** A transfer of `amount` from account `from` to account `to` (may fail for lack of balance). */
+export type Move = [from: number, to: number, amount: number];
 
-/** An ordered transfer of `amount` from account `from` to account `to`. */
-export function transfer(from: number, to: number, amount: number): Tx {
+let counter = 0;
+
+/** An ordered transfer; `nonces` holds each sender's next nonce (one map per chain). */
+export function transfer(nonces: Map<string, number>, [from, to, amount]: Move): Tx {
   const sender = ACCOUNTS[from] as string;
   const nonce = nonces.get(sender) ?? 0;
   nonces.set(sender, nonce + 1);
@@ -55,10 +57,11 @@ export async function openChain(store: ChainStore): Promise<Chain> {
   return chain;
 }
 
-/** Executes and commits one block (the certificate is not checked by Chain.commit). */
-export async function produce(chain: Chain, txs: Tx[]): Promise<void> {
+/** Executes and commits one block (the certificate is not checked by Chain.commit); its state root. */
+export async function produce(chain: Chain, txs: Tx[]): Promise<string> {
   const height = chain.head().header.number + 1;
   const executed = await chain.execute(txs, VALIDATOR, T0 + height * 1000);
   const commit: Commit = { height, round: 0, block_hash: executed.hash, signatures: [] };
   await chain.commit(executed, commit, [VALIDATOR]);
+  return executed.header.state_root;
 }
