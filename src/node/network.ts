@@ -51,7 +51,7 @@ const isSignedTxShape = (value: unknown): value is SignedTxInput =>
  * third of its time in libp2p (framing, Noise, gossipsub) while every transaction was a message
  * of its own on every hop.
  */
-export const GOSSIP_TXS_PER_MESSAGE = 64;
+const GOSSIP_TXS_PER_MESSAGE = 64;
 const GOSSIP_TXS_BYTES = 1024 * 1024;
 
 interface TxBundle {
