@@ -61,7 +61,13 @@ describe("chain-node CLI", () => {
       }
       assert.equal(await rpc<number>(node.url, "net_chainId"), 100);
       assert.equal(await rpc<boolean>(node.url, "chain_isValidator", { address: accounts[0]?.[2] }), true);
-      assert.equal(await node.stop(), 0, "SIGTERM exits cleanly");
+      const code = await node.stop();
+      // A failure says how the process ended (a signal means it died rather than stopped) and what it printed.
+      assert.equal(
+        code,
+        0,
+        `SIGTERM exits cleanly (signal ${node.child.signalCode})\n${node.output().slice(-2_000)}`,
+      );
     });
   });
 
