@@ -30,7 +30,14 @@ export class LmdbStore implements ChainStore {
   private readonly state: Database<JsonValue, string>;
   private readonly trie: Database<Uint8Array, number>;
   private readonly trieRoots: Database<number, string>;
-  private readonly pool: Database<PoolRecord, string>;
+  private readonly journal: Database<Tx, number>;
+  /**
+   * hash → seq of every journaled transaction (the journal is keyed by seq): filled by
+   * loadPending and savePending, emptied as entries leave the journal.
+   */
+  private readonly journalSeqs = new Map<string, number>();
+  /** Hashes whose journal entries commitBlocks inside a commitTogether removed (see there). */
+  private togetherRemovals: string[] = [];
   private readonly stakes: Database<number, string>;
   private readonly validatorSets: Database<Validator[], number>;
   /** Resolves when the write transaction of commitTogether ends (see there); undefined outside one. */
@@ -45,11 +52,12 @@ export class LmdbStore implements ChainStore {
     this.state = this.root.openDB({ name: DATABASES.state });
     this.trie = this.root.openDB({ name: DATABASES.trie, encoding: "binary" });
     this.trieRoots = this.root.openDB({ name: DATABASES.trieRoots });
-    this.pool = this.root.openDB({ name: DATABASES.pool });
+    this.journal = this.root.openDB({ name: DATABASES.journal });
     this.stakes = this.root.openDB({ name: DATABASES.stakers });
     this.validatorSets = this.root.openDB({ name: DATABASES.validatorSets, keyEncoding: "uint32" });
     const version = this.meta.get("schema_version");
-    if (version !== undefined && version !== SCHEMA_VERSION) {
+    if (version === 3) this.migrateJournal();
+    else if (version !== undefined && version !== SCHEMA_VERSION) {
       throw new Error(`data directory has schema version ${version}; this node reads ${SCHEMA_VERSION}`);
     }
   }
@@ -112,13 +120,18 @@ export class LmdbStore implements ChainStore {
    */
   async commitBlock(write: BlockWrite): Promise<void> {
     const { block } = write;
+    const unjournaled: string[] = [];
     this.root.transactionSync(() => {
       this.blocks.put(block.header.number, block);
       if (write.parent !== undefined) this.blocks.put(write.parent.header.number, write.parent);
       this.blockNumbers.put(block.hash, block.header.number);
       for (const confirmed of write.txs) {
         this.txs.put(confirmed.tx.hash, confirmed);
-        this.pool.remove(confirmed.tx.hash);
+        const seq = this.journalSeqs.get(confirmed.tx.hash);
+        if (seq !== undefined) {
+          this.journal.remove(seq);
+          unjournaled.push(confirmed.tx.hash);
+        }
       }
       failpoint("commit.afterBlockWrites");
       for (const [path, value] of write.stateChanges) {
@@ -140,6 +153,9 @@ export class LmdbStore implements ChainStore {
       this.meta.put("schema_version", SCHEMA_VERSION);
       failpoint("commit.afterHeadWrite");
     });
+    // Inside a commitTogether the removals are undone if its transaction fails: forget them after it.
+    if (this.together === undefined) this.forgetJournaled(unjournaled);
+    else this.togetherRemovals.push(...unjournaled);
     failpoint("commit.afterTxnCommit");
   }
 
@@ -159,6 +175,7 @@ export class LmdbStore implements ChainStore {
     this.together = new Promise<void>((resolve) => {
       ended = resolve;
     });
+    this.togetherRemovals = [];
     try {
       await this.root.transactionSync(() =>
         work().then(
@@ -170,7 +187,9 @@ export class LmdbStore implements ChainStore {
           },
         ),
       );
+      this.forgetJournaled(this.togetherRemovals);
     } finally {
+      this.togetherRemovals = [];
       this.together = undefined;
       ended();
     }
@@ -189,25 +208,61 @@ export class LmdbStore implements ChainStore {
 
   /** Journals admitted transactions; resolves once they are durable. */
   async savePending(records: readonly PoolRecord[]): Promise<void> {
-    await this.outsideTogether();
-    await this.root.transaction(() => {
-      for (const record of records) this.pool.put(record.tx.hash, record);
-      failpoint("journal.inWrite");
-    });
+    // Known before the write, so that a block committing one of them meanwhile removes its entry.
+    for (const { seq, tx } of records) this.journalSeqs.set(tx.hash, seq);
+    try {
+      await this.outsideTogether();
+      await this.root.transaction(() => {
+        // An entry whose block committed (or that was dropped) before this write is not written back.
+        for (const { seq, tx } of records)
+          if (this.journalSeqs.get(tx.hash) === seq) this.journal.put(seq, tx);
+        failpoint("journal.inWrite");
+      });
+    } catch (error) {
+      for (const { seq, tx } of records)
+        if (this.journalSeqs.get(tx.hash) === seq) this.journalSeqs.delete(tx.hash);
+      throw error;
+    }
     failpoint("journal.afterWrite");
   }
 
   /** Drops journal entries that left the pool without being committed (evicted, invalidated). */
   async removePending(hashes: readonly string[]): Promise<void> {
     await this.outsideTogether();
+    const removed: string[] = [];
     await this.root.transaction(() => {
-      for (const hash of hashes) this.pool.remove(hash);
+      for (const hash of hashes) {
+        const seq = this.journalSeqs.get(hash);
+        if (seq === undefined) continue;
+        this.journal.remove(seq);
+        removed.push(hash);
+      }
     });
+    this.forgetJournaled(removed);
   }
 
-  /** The journal in arrival order. */
+  /** The journal in arrival order (its key order). */
   loadPending(): PoolRecord[] {
-    return [...this.pool.getRange()].map((entry) => entry.value).sort((a, b) => a.seq - b.seq);
+    const records: PoolRecord[] = [];
+    for (const { key, value } of this.journal.getRange()) {
+      records.push({ seq: key, tx: value });
+      this.journalSeqs.set(value.hash, key);
+    }
+    return records;
+  }
+
+  private forgetJournaled(hashes: readonly string[]): void {
+    for (const hash of hashes) this.journalSeqs.delete(hash);
+  }
+
+  /** Schema 3 → 4: the journal's entries move from the hash-keyed table to the seq-keyed one. */
+  private migrateJournal(): void {
+    const legacy = this.root.openDB<PoolRecord, string>({ name: DATABASES.legacyPool });
+    this.root.transactionSync(() => {
+      for (const { value } of legacy.getRange()) this.journal.put(value.seq, value.tx);
+      legacy.dropSync();
+      this.meta.put("schema_version", SCHEMA_VERSION);
+    });
   }
 
   async close(): Promise<void> {

@@ -20,13 +20,23 @@ export const DATABASES = {
   trie: "trie",
   /** state root (hex with 0x) → the node id of that root. */
   trieRoots: "trie_roots",
-  /** transaction hash → PoolRecord: the journal of admitted, not yet committed transactions. */
-  pool: "pool",
+  /**
+   * arrival seq → Tx: the journal of admitted, not yet committed transactions. Keyed by the
+   * pool's arrival number, so a journal write appends at the end of the table (keyed by hash,
+   * each entry rewrote a random page: 4× the CPU per entry, docs/performance.md) and a restart
+   * reads the pool back in arrival order. The store keeps hash → seq in memory for removals.
+   */
+  journal: "journal",
+  /** Schema 3's journal (transaction hash → PoolRecord), moved into `journal` on open. */
+  legacyPool: "pool",
   /** address → stake, for every account with a non-zero stake (derived from state). */
   stakers: "stakers",
   /** first height (uint32) → Validator[]: the set in force from that height to the next entry. */
   validatorSets: "validator_sets",
 } as const;
 
-/** 2: stakers and validator_sets. 3: trie nodes by id (docs/decisions/008-state-commitment.md). */
-export const SCHEMA_VERSION = 3;
+/**
+ * 2: stakers and validator_sets. 3: trie nodes by id (docs/decisions/008-state-commitment.md).
+ * 4: the pool journal keyed by arrival seq (a schema-3 directory is migrated when opened).
+ */
+export const SCHEMA_VERSION = 4;

@@ -1,0 +1,160 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { open } from "lmdb";
+import { LmdbStore, type PoolRecord } from "../../../src/storage/index.ts";
+import { DATABASES, SCHEMA_VERSION } from "../../../src/storage/schema.ts";
+import { openChain, produce, transfer } from "../../helpers/smallChain.ts";
+
+/**
+ * The pool journal in LMDB, keyed by arrival seq (appended, read back in arrival order), with
+ * the store's hash → seq index: entries leave it when their block commits or the pool drops
+ * them, a block that commits a transaction before its journal write lands keeps it out, and a
+ * schema-3 directory (journal keyed by hash) is migrated when opened.
+ */
+
+function withDir(run: (dir: string) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "chain-node-journal-"));
+  return run(dir).finally(() => rmSync(dir, { recursive: true, force: true }));
+}
+
+const hashesOf = (records: readonly PoolRecord[]) => records.map((r) => r.tx.hash);
+
+describe("LmdbStore pool journal", () => {
+  it("reads entries back in seq order, whatever order they were written in, after a reopen", () =>
+    withDir(async (dir) => {
+      const nonces = new Map<string, number>();
+      const txs = [0, 1, 2, 3].map((i) => transfer(nonces, [i, i + 1, 1]));
+      const store = new LmdbStore(dir);
+      await store.savePending([
+        { seq: 7, tx: txs[0] as PoolRecord["tx"] },
+        { seq: 2, tx: txs[1] as PoolRecord["tx"] },
+      ]);
+      await store.savePending([{ seq: 300_000_000_000, tx: txs[2] as PoolRecord["tx"] }]);
+      await store.savePending([{ seq: 5, tx: txs[3] as PoolRecord["tx"] }]);
+      await store.close();
+
+      const reopened = new LmdbStore(dir);
+      const records = reopened.loadPending();
+      assert.deepEqual(
+        records.map((r) => r.seq),
+        [2, 5, 7, 300_000_000_000],
+      );
+      assert.deepEqual(records[0]?.tx, txs[1], "the transaction comes back whole");
+      // The index is rebuilt by loadPending: removals by hash work after a restart.
+      await reopened.removePending([txs[0]?.hash as string, "0xnot-journaled"]);
+      assert.deepEqual(
+        hashesOf(reopened.loadPending()),
+        [txs[1], txs[3], txs[2]].map((t) => t?.hash),
+      );
+      await reopened.close();
+    }));
+
+  it("drops the entries of a committed block's transactions, keeps the others", () =>
+    withDir(async (dir) => {
+      const store = new LmdbStore(dir);
+      const chain = await openChain(store);
+      const nonces = new Map<string, number>();
+      const [a, b, c] = [
+        transfer(nonces, [0, 1, 5]),
+        transfer(nonces, [1, 2, 5]),
+        transfer(nonces, [2, 3, 5]),
+      ];
+      await store.savePending([a, b, c].map((tx, seq) => ({ seq, tx })));
+      await produce(chain, [a, c]);
+      assert.deepEqual(hashesOf(store.loadPending()), [b.hash]);
+      await store.close();
+      const reopened = new LmdbStore(dir);
+      assert.deepEqual(hashesOf(reopened.loadPending()), [b.hash]);
+      await reopened.close();
+    }));
+
+  it("does not write back an entry whose block committed before its journal write ran", () =>
+    withDir(async (dir) => {
+      const store = new LmdbStore(dir);
+      const chain = await openChain(store);
+      const nonces = new Map<string, number>();
+      const tx = transfer(nonces, [0, 1, 5]);
+      const other = transfer(nonces, [3, 4, 5]);
+      // savePending's write runs in a later turn; the block commits (synchronously) before it.
+      const journaled = store.savePending([
+        { seq: 0, tx },
+        { seq: 1, tx: other },
+      ]);
+      await produce(chain, [tx]);
+      await journaled;
+      assert.deepEqual(hashesOf(store.loadPending()), [other.hash]);
+      await store.close();
+    }));
+
+  it("forgets the removals of a commitTogether only once its write commits", () =>
+    withDir(async (dir) => {
+      const store = new LmdbStore(dir);
+      const chain = await openChain(store);
+      const nonces = new Map<string, number>();
+      const tx = transfer(nonces, [0, 1, 5]);
+      await store.savePending([{ seq: 0, tx }]);
+      await chain.commitTogether(async () => {
+        await produce(chain, [tx]);
+        // Inside the range's write the entry is gone for readers of this thread too.
+        assert.deepEqual(store.loadPending(), []);
+      });
+      assert.deepEqual(store.loadPending(), []);
+      await store.close();
+      const reopened = new LmdbStore(dir);
+      assert.deepEqual(reopened.loadPending(), []);
+      await reopened.close();
+    }));
+
+  it("migrates a schema-3 journal (keyed by hash) into the seq-keyed one when opened", () =>
+    withDir(async (dir) => {
+      const nonces = new Map<string, number>();
+      const txs = [0, 1, 2].map((i) => transfer(nonces, [i, i + 1, 1]));
+      // A schema-3 directory as that version left it: the journal in `pool`, hash → {seq, tx}.
+      const old = open({ path: dir, compression: false });
+      const meta = old.openDB<number, string>({ name: DATABASES.meta });
+      const pool = old.openDB<PoolRecord, string>({ name: DATABASES.legacyPool });
+      await old.transaction(() => {
+        meta.put("schema_version", 3);
+        for (const [i, seq] of [40, 3, 17].entries()) {
+          const tx = txs[i] as PoolRecord["tx"];
+          pool.put(tx.hash, { seq, tx });
+        }
+      });
+      await old.close();
+
+      const store = new LmdbStore(dir);
+      const records = store.loadPending();
+      assert.deepEqual(
+        records.map((r) => [r.seq, r.tx.hash]),
+        [
+          [3, txs[1]?.hash],
+          [17, txs[2]?.hash],
+          [40, txs[0]?.hash],
+        ],
+      );
+      await store.removePending([txs[2]?.hash as string]);
+      await store.close();
+
+      const raw = open({ path: dir, compression: false });
+      assert.equal(
+        raw.openDB<number, string>({ name: DATABASES.meta }).get("schema_version"),
+        SCHEMA_VERSION,
+      );
+      assert.equal(raw.openDB({ name: DATABASES.legacyPool }).getCount(), 0, "the old table is dropped");
+      await raw.close();
+      const reopened = new LmdbStore(dir);
+      assert.deepEqual(hashesOf(reopened.loadPending()), [txs[1]?.hash, txs[0]?.hash]);
+      await reopened.close();
+    }));
+
+  it("refuses a directory of a schema it does not know", () =>
+    withDir(async (dir) => {
+      const old = open({ path: dir, compression: false });
+      await old.openDB<number, string>({ name: DATABASES.meta }).put("schema_version", 2);
+      await old.close();
+      assert.throws(() => new LmdbStore(dir), /schema version 2; this node reads 4/);
+    }));
+});
