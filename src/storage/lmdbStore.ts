@@ -214,13 +214,15 @@ export class LmdbStore implements ChainStore {
       await this.outsideTogether();
       await this.root.transaction(() => {
         // An entry whose block committed (or that was dropped) before this write is not written back.
-        for (const { seq, tx } of records)
+        for (const { seq, tx } of records) {
           if (this.journalSeqs.get(tx.hash) === seq) this.journal.put(seq, tx);
+        }
         failpoint("journal.inWrite");
       });
     } catch (error) {
-      for (const { seq, tx } of records)
+      for (const { seq, tx } of records) {
         if (this.journalSeqs.get(tx.hash) === seq) this.journalSeqs.delete(tx.hash);
+      }
       throw error;
     }
     failpoint("journal.afterWrite");
