@@ -65,6 +65,18 @@ describe("canonicalJson", () => {
     assert.equal(canonicalJson({ 'k"ey': 1, "a\nb": 2 }), '{"a\\nb":2,"k\\"ey":1}');
   });
 
+  it("writes every key exactly as JSON.stringify does (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.constantFrom("$a.b:c-d_9", "")),
+        (key) => {
+          assert.equal(canonicalJson({ [key]: 1 }), `{${JSON.stringify(key)}:1}`);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
   it("sorts keys by UTF-16 code units (as fast-json-stable-stringify does)", () => {
     assert.equal(
       canonicalJson({ b: 1, B: 2, a: 3, _: 4, "10": 5, "9": 6 }),
