@@ -1,13 +1,12 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { balanceOf } from "../../../src/chain/index.ts";
 import { LmdbStore } from "../../../src/storage/index.ts";
 import { groupsOf, TOGETHER_MAX_TXS } from "../../../src/sync/index.ts";
 import { ACCOUNTS, openChain, produce, transfer } from "../../helpers/smallChain.ts";
+import { withTempDir } from "../../helpers/tempDir.ts";
 
 /**
  * LmdbStore.commitTogether (sync's one write per fetched range): blocks committed inside it are
@@ -15,10 +14,7 @@ import { ACCOUNTS, openChain, produce, transfer } from "../../helpers/smallChain
  * lost together when the process dies before it ends; journal writes wait until it is over.
  */
 
-function withDir(run: (dir: string) => Promise<void>): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), "chain-node-together-"));
-  return run(dir).finally(() => rmSync(dir, { recursive: true, force: true }));
-}
+const withDir = (run: (dir: string) => Promise<void>) => withTempDir("together", run);
 
 /** The store at `dir` reopened, as a restarted node sees it. */
 async function reopened(dir: string): Promise<{ head: number | undefined; balances: number[] }> {

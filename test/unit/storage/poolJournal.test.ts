@@ -1,12 +1,9 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, it } from "node:test";
 import { open } from "lmdb";
-import { LmdbStore, type PoolRecord } from "../../../src/storage/index.ts";
-import { DATABASES, SCHEMA_VERSION } from "../../../src/storage/schema.ts";
+import { DATABASES, LmdbStore, type PoolRecord, SCHEMA_VERSION } from "../../../src/storage/index.ts";
 import { openChain, produce, transfer } from "../../helpers/smallChain.ts";
+import { withTempDir } from "../../helpers/tempDir.ts";
 
 /**
  * The pool journal in LMDB, keyed by arrival seq (appended, read back in arrival order), with
@@ -15,9 +12,12 @@ import { openChain, produce, transfer } from "../../helpers/smallChain.ts";
  * schema-3 directory (journal keyed by hash) is migrated when opened.
  */
 
-function withDir(run: (dir: string) => Promise<void>): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), "chain-node-journal-"));
-  return run(dir).finally(() => rmSync(dir, { recursive: true, force: true }));
+const withDir = (run: (dir: string) => Promise<void>) => withTempDir("journal", run);
+
+/** A store at `dir` with the small chain opened on it, and a fresh nonce map for its transfers. */
+async function openStoreChain(dir: string) {
+  const store = new LmdbStore(dir);
+  return { store, chain: await openChain(store), nonces: new Map<string, number>() };
 }
 
 const hashesOf = (records: readonly PoolRecord[]) => records.map((r) => r.tx.hash);
@@ -54,9 +54,7 @@ describe("LmdbStore pool journal", () => {
 
   it("drops the entries of a committed block's transactions, keeps the others", () =>
     withDir(async (dir) => {
-      const store = new LmdbStore(dir);
-      const chain = await openChain(store);
-      const nonces = new Map<string, number>();
+      const { store, chain, nonces } = await openStoreChain(dir);
       const [a, b, c] = [
         transfer(nonces, [0, 1, 5]),
         transfer(nonces, [1, 2, 5]),
@@ -73,9 +71,7 @@ describe("LmdbStore pool journal", () => {
 
   it("does not write back an entry whose block committed before its journal write ran", () =>
     withDir(async (dir) => {
-      const store = new LmdbStore(dir);
-      const chain = await openChain(store);
-      const nonces = new Map<string, number>();
+      const { store, chain, nonces } = await openStoreChain(dir);
       const tx = transfer(nonces, [0, 1, 5]);
       const other = transfer(nonces, [3, 4, 5]);
       // savePending's write runs in a later turn; the block commits (synchronously) before it.
@@ -91,9 +87,7 @@ describe("LmdbStore pool journal", () => {
 
   it("forgets the removals of a commitTogether only once its write commits", () =>
     withDir(async (dir) => {
-      const store = new LmdbStore(dir);
-      const chain = await openChain(store);
-      const nonces = new Map<string, number>();
+      const { store, chain, nonces } = await openStoreChain(dir);
       const tx = transfer(nonces, [0, 1, 5]);
       await store.savePending([{ seq: 0, tx }]);
       await chain.commitTogether(async () => {
