@@ -15,19 +15,28 @@ interface Thread {
   worker: Worker;
   /** Jobs sent and not yet answered, by batch id. */
   batches: Map<number, QueuedJob[]>;
+  /** How many jobs `batches` holds. */
+  pending: number;
   alive: boolean;
 }
 
 /** Jobs below this go to one thread; a larger turn is split over all of them. */
 const SPLIT_AT = 16;
+/**
+ * Most jobs in one message (about 16 ms of checks). A thread answers a message whole, so a block
+ * sync's thousands of signatures in two messages held the first block until half of them were
+ * checked; in messages of this size the first blocks' results come back while the rest are checked.
+ */
+export const MAX_JOBS_PER_MESSAGE = 256;
 
 /**
  * Signature checks (keccak of the body, secp256k1 recovery, address) on worker threads, so that
  * admission uses every core while the event loop parses requests and runs the stateful checks.
  *
  * Jobs submitted in one event-loop turn go out together at the end of the turn (setImmediate),
- * one message per thread, so the per-message cost is shared by many signatures. Results come
- * back in job order per call. A thread that dies has its jobs checked on the calling thread; no
+ * split over the threads in messages of at most MAX_JOBS_PER_MESSAGE, in order, each to the
+ * thread with the fewest unanswered jobs, so the per-message cost is shared by many signatures
+ * and early jobs are answered first. Results come back in job order per call. A thread that dies has its jobs checked on the calling thread; no
  * job is lost and none fails because of it. With no live thread left, checks run inline.
  */
 export class SignatureWorkers implements SignatureVerifier {
@@ -53,7 +62,7 @@ export class SignatureWorkers implements SignatureVerifier {
           worker.once("error", reject);
         });
         worker.unref(); // a pool never keeps the process alive; close() ends it explicitly
-        return { worker, batches: new Map(), alive: true };
+        return { worker, batches: new Map(), pending: 0, alive: true };
       }),
     );
     const pool = new SignatureWorkers(threads);
@@ -90,19 +99,20 @@ export class SignatureWorkers implements SignatureVerifier {
     const jobs = this.queue;
     this.queue = [];
     if (jobs.length === 0) return;
-    const live = this.threads.filter((t) => t.alive).sort((a, b) => pendingJobs(a) - pendingJobs(b));
+    const live = this.threads.filter((t) => t.alive);
     if (live.length === 0) {
       for (const queued of jobs) queued.resolve(checkSignedHash(queued.job));
       return;
     }
-    const parts = jobs.length < SPLIT_AT ? 1 : live.length;
+    const parts =
+      jobs.length < SPLIT_AT ? 1 : Math.max(live.length, Math.ceil(jobs.length / MAX_JOBS_PER_MESSAGE));
     const per = Math.ceil(jobs.length / parts);
-    for (let i = 0; i < parts; i++) {
-      const slice = jobs.slice(i * per, (i + 1) * per);
-      const thread = live[i] as Thread;
-      if (slice.length === 0) continue;
+    for (let start = 0; start < jobs.length; start += per) {
+      const slice = jobs.slice(start, start + per);
+      const thread = live.reduce((least, t) => (t.pending < least.pending ? t : least));
       const id = this.nextBatch++;
       thread.batches.set(id, slice);
+      thread.pending += slice.length;
       thread.worker.postMessage({ id, jobs: slice.map((q) => q.job) });
     }
   }
@@ -112,6 +122,7 @@ export class SignatureWorkers implements SignatureVerifier {
       const batch = thread.batches.get(id);
       if (batch === undefined) return;
       thread.batches.delete(id);
+      thread.pending -= batch.length;
       for (const [i, queued] of batch.entries()) queued.resolve(results[i] as SignedHashResult);
     });
     const lost = () => {
@@ -129,11 +140,6 @@ export class SignatureWorkers implements SignatureVerifier {
       for (const queued of batch) queued.resolve(checkSignedHash(queued.job));
     }
     thread.batches.clear();
+    thread.pending = 0;
   }
 }
-
-const pendingJobs = (thread: Thread): number => {
-  let count = 0;
-  for (const batch of thread.batches.values()) count += batch.length;
-  return count;
-};

@@ -7,7 +7,7 @@ import {
   type SignedHashJob,
   signObject,
 } from "../../../src/crypto/index.ts";
-import { SignatureWorkers } from "../../../src/node/signatureWorkers.ts";
+import { MAX_JOBS_PER_MESSAGE, SignatureWorkers } from "../../../src/node/signatureWorkers.ts";
 
 const KEY = hexToBytes("0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a");
 
@@ -39,6 +39,53 @@ describe("SignatureWorkers", () => {
       assert.ok(results.some((r) => !r.ok && r.reason === "wrong_chain_id"));
       assert.ok(results.some((r) => !r.ok && r.reason === "invalid_signature"));
       assert.ok(results.filter((r) => r.ok).length > 300);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("sends a long turn in bounded messages over both threads, so early jobs are answered first", async () => {
+    const pool = await SignatureWorkers.start(2);
+    try {
+      type Internals = {
+        threads: { worker: { postMessage(m: { jobs: unknown[] }): void }; pending: number }[];
+      };
+      const { threads } = pool as unknown as Internals;
+      const sent: number[][] = threads.map(() => []);
+      threads.forEach((thread, i) => {
+        const post = thread.worker.postMessage.bind(thread.worker);
+        thread.worker.postMessage = (message) => {
+          sent[i]?.push(message.jobs.length);
+          post(message);
+        };
+      });
+      const all = jobs(4 * MAX_JOBS_PER_MESSAGE + 10);
+      // One call per block, all in one turn, as a block sync makes them.
+      const first = pool.verify(all.slice(0, 1));
+      const rest = pool.verify(all.slice(1));
+      assert.deepEqual(await first, all.slice(0, 1).map(checkSignedHash));
+      assert.ok(
+        threads.some((t) => t.pending > 0),
+        "the first job's answer came back while later ones were still being checked",
+      );
+      assert.deepEqual(await rest, all.slice(1).map(checkSignedHash));
+      const sizes = sent.flat();
+      assert.ok(
+        sizes.every((n) => n <= MAX_JOBS_PER_MESSAGE),
+        `message sizes ${sizes}`,
+      );
+      assert.equal(
+        sizes.reduce((a, b) => a + b, 0),
+        all.length,
+      );
+      assert.ok(
+        sent.every((s) => s.length > 0),
+        "both threads got messages",
+      );
+      assert.deepEqual(
+        threads.map((t) => t.pending),
+        [0, 0],
+      );
     } finally {
       await pool.close();
     }
