@@ -688,8 +688,10 @@ export class P2PNetwork {
       if (parsed === undefined) throw new P2PError("bad_message", "malformed blocks request");
       const range = clipRange(parsed, this.#options.maxBlocksPerRequest);
       const items = await this.#handlers.serveBlocks(range.from, range.to);
-      if (!Array.isArray(items)) throw new Error("serveBlocks returned a non-array");
-      const { body, count, dropped } = encodeBlocksResponse(
+      if (typeof (items as Partial<Iterable<unknown>>)?.[Symbol.iterator] !== "function") {
+        throw new Error("serveBlocks returned a non-iterable");
+      }
+      const { body, count, cut } = encodeBlocksResponse(
         items,
         range.to - range.from + 1,
         this.#options.maxMessageBytes - FRAME_HEADER_BYTES,
@@ -697,10 +699,10 @@ export class P2PNetwork {
       // A prefix is the protocol working (the peer asks again from where it stopped): big blocks
       // make it routine under load. A first block alone over the limit is not: no peer can fetch
       // it from this node, and an operator has to raise [p2p] max_message_bytes.
-      if (dropped > 0 && count === 0) {
-        this.#log.warn({ from: range.from, dropped }, "a block is larger than the message limit");
-      } else if (dropped > 0) {
-        this.#log.debug({ from: range.from, count, dropped }, "blocks answer cut to the message limit");
+      if (cut && count === 0) {
+        this.#log.warn({ from: range.from }, "a block is larger than the message limit");
+      } else if (cut) {
+        this.#log.debug({ from: range.from, count }, "blocks answer cut to the message limit");
       }
       return { body };
     });

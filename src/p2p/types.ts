@@ -35,10 +35,11 @@ export interface P2PHandlers {
   /**
    * Serves a blocks-by-range request for `from..to` inclusive (`from <= to`, already clipped to
    * `maxBlocksPerRequest`). Returns the items in order (opaque JSON), possibly fewer (none when
-   * the range is beyond the head). The layer drops trailing items that would exceed
-   * `maxMessageBytes`.
+   * the range is beyond the head). The layer takes items until the next would exceed
+   * `maxMessageBytes` and takes no more, so a lazy iterable (a generator) reads no block the
+   * answer leaves out.
    */
-  serveBlocks(from: number, to: number): unknown[] | Promise<unknown[]>;
+  serveBlocks(from: number, to: number): Iterable<unknown> | Promise<Iterable<unknown>>;
 }
 
 /** A handshaken peer and the latest status it sent. */

@@ -54,21 +54,27 @@ export interface BlockReader {
   getConfirmedTx(hash: string): ConfirmedTx | undefined;
 }
 
-/** Blocks from..to (inclusive, clipped to the head and to `max`), in the sync form. */
-export function serveBlocks(store: BlockReader, from: number, to: number, max: number): SyncBlock[] {
+/**
+ * Blocks from..to (inclusive, clipped to the head and to `max`), in the sync form, read as they
+ * are taken: the p2p layer stops taking at its message limit, and the blocks after it are not read.
+ */
+export function* serveBlocks(
+  store: BlockReader,
+  from: number,
+  to: number,
+  max: number,
+): Generator<SyncBlock> {
   const head = store.headNumber() ?? 0;
-  const blocks: SyncBlock[] = [];
   const first = Math.max(1, from);
   const last = Math.min(to, head, first + max - 1);
   for (let number = first; number <= last; number++) {
     const block = store.getBlock(number);
     const parent = store.getBlock(number - 1);
-    if (block?.commit == null || parent === undefined) break;
+    if (block?.commit == null || parent === undefined) return;
     const txs = block.tx_hashes.map((hash) => store.getConfirmedTx(hash)?.tx);
-    if (txs.some((tx) => tx === undefined)) break;
-    blocks.push({ header: block.header, txs: txs as Tx[], last_commit: parent.commit, commit: block.commit });
+    if (txs.some((tx) => tx === undefined)) return;
+    yield { header: block.header, txs: txs as Tx[], last_commit: parent.commit, commit: block.commit };
   }
-  return blocks;
 }
 
 /** A block as a peer served it, with its transactions' signature checks under way. */

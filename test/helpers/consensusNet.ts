@@ -144,7 +144,7 @@ export class SimNetwork {
           peers: () => peersOf().map((n) => ({ id: String(n.index), head: n.chain.head().header.number })),
           requestBlocks: async (peer, from, to) => {
             const source = this.nodes[Number(peer)];
-            return source === undefined ? [] : structuredClone(serveBlocks(source.store, from, to, 20));
+            return source === undefined ? [] : structuredClone([...serveBlocks(source.store, from, to, 20)]);
           },
           penalize: () => undefined,
         },

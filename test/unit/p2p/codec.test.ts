@@ -83,13 +83,31 @@ describe("p2p blocks-by-range codec", () => {
     const items = [{ a: 1 }, { b: "é".repeat(10) }, { c: 3 }];
     const all = encodeBlocksResponse(items, 10, 1000);
     assert.deepEqual(decodeJson(all.body), items);
-    assert.equal(all.dropped, 0);
+    assert.equal(all.cut, false);
     const cut = encodeBlocksResponse(items, 10, 2 + 7 + 1 + 28);
     assert.deepEqual(decodeJson(cut.body), items.slice(0, 2), "é is 2 bytes: the size counts UTF-8");
-    assert.equal(cut.dropped, 1);
+    assert.equal(cut.cut, true);
     assert.ok(cut.body.byteLength <= 38);
     assert.deepEqual(decodeJson(encodeBlocksResponse(items, 1, 1000).body), [{ a: 1 }], "item cap");
     assert.deepEqual(decodeJson(encodeBlocksResponse(items, 10, 3).body), [], "nothing fits");
+  });
+
+  it("takes no item after the first that does not fit, nor after the item cap", () => {
+    let pulled = 0;
+    function* lazy() {
+      for (let i = 0; i < 100; i++) {
+        pulled += 1;
+        yield { i, pad: "x".repeat(20) };
+      }
+    }
+    // Each item is 36 bytes of JSON: two fit in 100 with the brackets and a comma.
+    const cut = encodeBlocksResponse(lazy(), 100, 100);
+    assert.equal(cut.count, 2);
+    assert.equal(cut.cut, true);
+    assert.equal(pulled, 3, "the two that fit and the one that did not");
+    pulled = 0;
+    const capped = encodeBlocksResponse(lazy(), 2, 10_000);
+    assert.deepEqual([capped.count, capped.cut, pulled], [2, false, 2]);
   });
 });
 

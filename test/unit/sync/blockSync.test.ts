@@ -23,7 +23,7 @@ function sourceOf(
     requestBlocks: async (peer, from, to) => {
       const node = net.nodes[Number(peer.slice(4))];
       assert.ok(node);
-      const blocks = serveBlocks(node.store, from, to, 5);
+      const blocks = [...serveBlocks(node.store, from, to, 5)];
       const rewrite = corrupt[peer];
       return rewrite === undefined ? blocks : blocks.map(rewrite);
     },
