@@ -112,11 +112,19 @@ export function groupsOf<T extends { item: unknown }>(fetched: readonly T[]): T[
 }
 
 /** A range asked for ahead of need. */
+/** A range asked of a peer; `blocks` may hold a prefix of it (an answer cut at the message limit). */
 interface Prefetch {
   peer: string;
   from: number;
+  to: number;
   blocks: Promise<FetchedBlock[]>;
 }
+
+/**
+ * Ranges asked for beyond the one being applied. Each holds up to a message's worth of blocks
+ * (10 MiB by default) until it is applied; two keep two peers busy serving while one executes.
+ */
+const AHEAD_RANGES = 2;
 
 export interface SyncPeer {
   id: string;
@@ -218,9 +226,10 @@ export class BlockSync {
 
   private async run(): Promise<void> {
     const failed = new Set<string>();
-    // The next range, asked for while this one executes: fetching (the peer reading and encoding
-    // blocks, the transfer, our decoding) no longer waits for execution, nor execution for it.
-    let ahead: Prefetch | undefined;
+    // The ranges after the one being applied, asked for already and spread over the peers:
+    // fetching (a peer reading and encoding blocks, the transfer, our decoding) no longer waits
+    // for execution, nor execution for it, and one busy peer does not set the pace.
+    let ahead: Prefetch[] = [];
     while (!this.stopped) {
       const head = this.chain.head().header.number;
       const peersHead = this.target();
@@ -237,30 +246,58 @@ export class BlockSync {
       this.behind = true;
       this.options.onProgress?.(head, target);
       const from = head + 1;
-      const to = Math.min(target, head + this.options.batch);
-      // Statuses lag by up to a refresh: without one that reaches `to`, ask any peer (an empty
-      // answer is not held against it).
-      const candidates = this.source.peers().filter((p) => !failed.has(p.id));
-      const usable =
-        ahead !== undefined && ahead.from === from && !failed.has(ahead.peer) ? ahead : undefined;
-      const peer = usable?.peer ?? (candidates.find((p) => p.head >= to) ?? candidates[0])?.id;
-      if (peer === undefined) break;
-      const fetched = await (usable?.blocks ?? this.fetch(peer, from, to));
-      ahead = undefined;
-      if (fetched.length > 0) {
-        const next = from + fetched.length;
-        if (next <= target)
-          ahead = {
-            peer,
-            from: next,
-            blocks: this.fetch(peer, next, Math.min(target, next + this.options.batch - 1)),
-          };
+      // Ranges asked of a peer that failed since, or that consensus overtook, are not used.
+      ahead = ahead.filter((range) => range.from >= from && !failed.has(range.peer));
+      let current = ahead[0]?.from === from ? ahead.shift() : undefined;
+      if (current === undefined) {
+        const peer = this.peerFor(Math.min(target, head + this.options.batch), failed, ahead);
+        if (peer === undefined) break;
+        current = this.prefetch(peer, from, Math.min(target, head + this.options.batch));
       }
-      const ok = fetched.length > 0 && (await this.applyAll(peer, fetched));
-      if (!ok) failed.add(peer);
+      const fetched = await current.blocks;
+      // An answer cut at the message limit: the rest of its range is asked for now, first.
+      const next = from + fetched.length;
+      if (fetched.length > 0 && next <= current.to) {
+        ahead.unshift(this.prefetch(current.peer, next, current.to));
+      }
+      this.askAhead(ahead, current, target, failed);
+      const ok = fetched.length > 0 && (await this.applyAll(current.peer, fetched));
+      if (!ok) failed.add(current.peer);
     }
     this.behind = false;
     this.options.onProgress?.(this.chain.head().header.number, this.target());
+  }
+
+  /** Tops `ahead` up to AHEAD_RANGES contiguous ranges after `current`, the range being applied. */
+  private askAhead(ahead: Prefetch[], current: Prefetch, target: number, failed: ReadonlySet<string>): void {
+    let from = (ahead.at(-1) ?? current).to + 1;
+    while (ahead.length < AHEAD_RANGES && from <= target) {
+      const to = Math.min(target, from + this.options.batch - 1);
+      const peer = this.peerFor(to, failed, [current, ...ahead]);
+      if (peer === undefined) return;
+      ahead.push(this.prefetch(peer, from, to));
+      from = to + 1;
+    }
+  }
+
+  /**
+   * The peer to ask for a range ending at `to`: among those not failed, one whose status reaches
+   * `to` if any (statuses lag by up to a refresh, so otherwise any: an empty answer only skips
+   * it for this run), the one with the fewest of the `asked` ranges.
+   */
+  private peerFor(to: number, failed: ReadonlySet<string>, asked: readonly Prefetch[]): string | undefined {
+    const candidates = this.source.peers().filter((p) => !failed.has(p.id));
+    const reaching = candidates.filter((p) => p.head >= to);
+    const pool = reaching.length > 0 ? reaching : candidates;
+    const load = (id: string) => asked.filter((range) => range.peer === id).length;
+    return pool.reduce<SyncPeer | undefined>(
+      (best, p) => (best === undefined || load(p.id) < load(best.id) ? p : best),
+      undefined,
+    )?.id;
+  }
+
+  private prefetch(peer: string, from: number, to: number): Prefetch {
+    return { peer, from, to, blocks: this.fetch(peer, from, to) };
   }
 
   /** Blocks from..to from one peer, with each one's signature checks started; none if it failed. */
@@ -297,6 +334,11 @@ export class BlockSync {
         this.source.penalize(peer, reason);
         return false;
       }
+      // Blocks whose signatures are already checked follow each other through microtasks only,
+      // and a large one executes for a few hundred ms: without a turn of the event loop between
+      // them, the next range's answer (yamux hands out its window as we read) waits for the whole
+      // group, and so does every peer message and RPC call.
+      await new Promise((resolve) => setImmediate(resolve));
     }
     return true;
   }
