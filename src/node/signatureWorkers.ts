@@ -36,8 +36,9 @@ export const MAX_JOBS_PER_MESSAGE = 256;
  * Jobs submitted in one event-loop turn go out together at the end of the turn (setImmediate),
  * split over the threads in messages of at most MAX_JOBS_PER_MESSAGE, in order, each to the
  * thread with the fewest unanswered jobs, so the per-message cost is shared by many signatures
- * and early jobs are answered first. Results come back in job order per call. A thread that dies has its jobs checked on the calling thread; no
- * job is lost and none fails because of it. With no live thread left, checks run inline.
+ * and early jobs are answered first. Results come back in job order per call. A thread that
+ * dies has its jobs checked on the calling thread; no job is lost and none fails because of it.
+ * With no live thread left, checks run inline.
  */
 export class SignatureWorkers implements SignatureVerifier {
   private readonly threads: Thread[];

@@ -111,7 +111,6 @@ export function groupsOf<T extends { item: unknown }>(fetched: readonly T[]): T[
   return groups;
 }
 
-/** A range asked for ahead of need. */
 /** A range asked of a peer; `blocks` may hold a prefix of it (an answer cut at the message limit). */
 interface Prefetch {
   peer: string;
@@ -250,9 +249,15 @@ export class BlockSync {
       ahead = ahead.filter((range) => range.from >= from && !failed.has(range.peer));
       let current = ahead[0]?.from === from ? ahead.shift() : undefined;
       if (current === undefined) {
-        const peer = this.peerFor(Math.min(target, head + this.options.batch), failed, ahead);
+        // Up to the first range still asked for (one whose peer failed left a gap before it).
+        const to = Math.min(
+          target,
+          head + this.options.batch,
+          (ahead[0]?.from ?? Number.POSITIVE_INFINITY) - 1,
+        );
+        const peer = this.peerFor(to, failed, ahead);
         if (peer === undefined) break;
-        current = this.prefetch(peer, from, Math.min(target, head + this.options.batch));
+        current = this.prefetch(peer, from, to);
       }
       const fetched = await current.blocks;
       // An answer cut at the message limit: the rest of its range is asked for now, first.
