@@ -7,7 +7,13 @@ import {
   type SignedHashJob,
   signObject,
 } from "../../../src/crypto/index.ts";
-import { type BlockSource, BlockSync, type SyncBlock, serveBlocks } from "../../../src/sync/index.ts";
+import {
+  type BlockSource,
+  BlockSync,
+  type SyncBlock,
+  type SyncOptions,
+  serveBlocks,
+} from "../../../src/sync/index.ts";
 import { MemoryStore } from "../../helpers/memoryStore.ts";
 import { SIM_CHAIN_ID, SimNetwork } from "../../helpers/consensusNet.ts";
 
@@ -38,15 +44,36 @@ async function freshChain(net: SimNetwork): Promise<{ chain: Chain; store: Memor
   return { chain, store };
 }
 
-function syncOf(chain: Chain, source: BlockSource, verifier?: SignatureVerifier): BlockSync {
+function syncOf(chain: Chain, source: BlockSource, extra: Partial<SyncOptions> = {}): BlockSync {
   return new BlockSync(chain, source, {
     chainId: SIM_CHAIN_ID,
     maxTxBytes: 100 * 1024,
     batch: 5,
     exclusive: (task) => task(),
     log: () => undefined,
-    ...(verifier === undefined ? {} : { verifier }),
+    ...extra,
   });
+}
+
+/**
+ * A sync (ranges of 5) over `source` that records, in order, each request (`ask <from>`, and the
+ * peer asked) and each commit (`commit <number>`); `answer` may change what a peer returns.
+ */
+function recordingSync(
+  chain: Chain,
+  source: BlockSource,
+  answer: (blocks: unknown[]) => unknown[] = (blocks) => blocks,
+) {
+  const events: string[] = [];
+  const asked: { peer: string; from: number }[] = [];
+  const requestBlocks = source.requestBlocks;
+  source.requestBlocks = async (peer, from, to) => {
+    events.push(`ask ${from}`);
+    asked.push({ peer, from });
+    return answer(await requestBlocks(peer, from, to));
+  };
+  const sync = syncOf(chain, source, { onBlock: (block) => events.push(`commit ${block.header.number}`) });
+  return { sync, events, asked };
 }
 
 /** Unordered transfers from the first non-validator account, as block-form transactions. */
@@ -104,23 +131,8 @@ describe("BlockSync", () => {
 
   it("asks for the next range while it executes the one it has, and uses that answer", async () => {
     const { chain } = await freshChain(net);
-    const source = sourceOf(net);
-    const events: string[] = [];
-    const requested: number[] = [];
-    const requestBlocks = source.requestBlocks;
-    source.requestBlocks = (peer, from, to) => {
-      events.push(`ask ${from}`);
-      requested.push(from);
-      return requestBlocks(peer, from, to);
-    };
-    const sync = new BlockSync(chain, source, {
-      chainId: SIM_CHAIN_ID,
-      maxTxBytes: 100 * 1024,
-      batch: 5,
-      exclusive: (task) => task(),
-      onBlock: (block) => events.push(`commit ${block.header.number}`),
-      log: () => undefined,
-    });
+    const { sync, events, asked } = recordingSync(chain, sourceOf(net));
+    const requested = asked.map((a) => a.from);
     await sync.trigger();
     assert.ok(chain.head().header.number >= 11, `reached ${chain.head().header.number}`);
     // Ranges of 5: blocks 6.. are asked for before block 5 (the last of the first range) commits.
@@ -131,27 +143,15 @@ describe("BlockSync", () => {
 
   it("asks two ranges ahead, of different peers", async () => {
     const { chain } = await freshChain(net);
-    const source = sourceOf(net);
-    const events: string[] = [];
-    const peersAsked: string[] = [];
-    const requestBlocks = source.requestBlocks;
-    source.requestBlocks = (peer, from, to) => {
-      events.push(`ask ${from}`);
-      peersAsked.push(peer);
-      return requestBlocks(peer, from, to);
-    };
-    const sync = new BlockSync(chain, source, {
-      chainId: SIM_CHAIN_ID,
-      maxTxBytes: 100 * 1024,
-      batch: 5,
-      exclusive: (task) => task(),
-      onBlock: (block) => events.push(`commit ${block.header.number}`),
-      log: () => undefined,
-    });
+    const { sync, events, asked } = recordingSync(chain, sourceOf(net));
     await sync.trigger();
     assert.ok(chain.head().header.number >= 11, `reached ${chain.head().header.number}`);
     assert.ok(events.indexOf("ask 11") < events.indexOf("commit 1"), events.join(", "));
-    assert.deepEqual(peersAsked.slice(0, 3), ["peer0", "peer1", "peer2"], "spread over the peers");
+    assert.deepEqual(
+      asked.slice(0, 3).map((a) => a.peer),
+      ["peer0", "peer1", "peer2"],
+      "spread over the peers",
+    );
   });
 
   it("lets the event loop turn between blocks (peer messages and RPC calls do not wait for a range)", async () => {
@@ -172,22 +172,8 @@ describe("BlockSync", () => {
 
   it("asks for the rest of a range cut short before it applies the part it got", async () => {
     const { chain } = await freshChain(net);
-    const source = sourceOf(net);
-    const events: string[] = [];
-    const requestBlocks = source.requestBlocks;
-    // As a peer whose answers the message limit cuts after two blocks.
-    source.requestBlocks = async (peer, from, to) => {
-      events.push(`ask ${from}`);
-      return (await requestBlocks(peer, from, to)).slice(0, 2);
-    };
-    const sync = new BlockSync(chain, source, {
-      chainId: SIM_CHAIN_ID,
-      maxTxBytes: 100 * 1024,
-      batch: 5,
-      exclusive: (task) => task(),
-      onBlock: (block) => events.push(`commit ${block.header.number}`),
-      log: () => undefined,
-    });
+    // As peers whose answers the message limit cuts after two blocks.
+    const { sync, events } = recordingSync(chain, sourceOf(net), (blocks) => blocks.slice(0, 2));
     await sync.trigger();
     assert.ok(
       chain.head().header.number >= Math.max(...net.heads()) - 1,
@@ -230,7 +216,7 @@ describe("BlockSync", () => {
     };
     const { chain, store } = await freshChain(net);
     const source = sourceOf(net, { peer0: forge, peer1: forge, peer2: forge });
-    await syncOf(chain, source, counting).trigger();
+    await syncOf(chain, source, { verifier: counting }).trigger();
     // Ranges are spread over the peers, so a forger whose ranges held no transfer is never
     // caught; each one caught served a forged block, and the honest peer never is.
     assert.ok(source.penalized.length > 0, "a forged block was refused");
