@@ -17,6 +17,7 @@
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import type { SignedTransfer } from "./netPresign.ts";
+import { quantile } from "./report.ts";
 
 interface Common {
   urls: string[];
@@ -100,13 +101,6 @@ export interface LatencyResult {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The q-quantile (nearest rank) of sorted numbers. */
-export function quantile(sorted: number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[rank] as number;
-}
 
 interface Reply {
   id?: number;

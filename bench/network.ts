@@ -22,8 +22,9 @@ import type { TestnetFile } from "../src/node/index.ts";
 import type { BenchContext } from "./context.ts";
 import { type MachineUsage, type MeasuredRecover, recoverRun } from "./measure.ts";
 import type { LatencyResult, NetLoadSpec, ThroughputResult } from "./netLoad.ts";
+import { presignTransfers, type SignedTransfer } from "./netPresign.ts";
 import { type Child, cpuSeconds, machineCpu, post, runJson, spawnNode, waitForRpc } from "./procs.ts";
-import { type ScenarioResult, series } from "./report.ts";
+import { quantile, type ScenarioResult, series } from "./report.ts";
 
 const VALIDATORS = 4;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -446,7 +447,8 @@ async function onTestnet(
         await net.nodes[VALIDATORS]?.stop();
         rmSync(join(net.file.nodes[VALIDATORS]?.home as string, "data"), { recursive: true, force: true });
       }
-      return measureSync(ctx, net, pids, fullUrl, urls[0] as string, counts);
+      const probes = presignTransfers(net.file, SYNC_PROBES, `p${previous === undefined ? 0 : 1}-`);
+      return measureSync(ctx, net, pids, fullUrl, urls[0] as string, counts, probes);
     },
   );
   log(
@@ -455,6 +457,7 @@ async function onTestnet(
   );
   ctx.problems.push(...nodeLogProblems(net).map((p) => `node log: ${p}`));
 
+  const probeMs = sync.probeMs.toSorted((a, b) => a - b);
   const baseline = series(recovered.map((r) => (r.rawPerS * settings.netCores) / VALIDATORS));
   // The whole measured phase, not the median of its windows: under load a block can take longer
   // than a window (seen: 8-16 s for 5,000 transfers), which leaves windows with nothing committed
@@ -572,6 +575,22 @@ async function onTestnet(
       },
     },
     {
+      id: "network-sync-submission",
+      title: `\`chain_sendSignedTransaction\` acknowledged by the syncing node, median (one every ${SYNC_PROBE_EVERY_MS} ms while it syncs)`,
+      unit: "ms",
+      nodeLabel: "chain-node start (full node)",
+      baselineLabel: "",
+      node: series([quantile(probeMs, 0.5)]),
+      baseline: undefined,
+      ratio: undefined,
+      details: {
+        submissions: probeMs.length,
+        failed: sync.probeFailed,
+        p90Ms: quantile(probeMs, 0.9),
+        maxMs: probeMs.at(-1),
+      },
+    },
+    {
       id: "network-sync-blocks",
       title: `sync of ${target} blocks by a 5th node, blocks`,
       unit: "blocks/s",
@@ -584,6 +603,10 @@ async function onTestnet(
     },
   ];
 }
+
+/** Transfers pre-signed for the submissions to the syncing node (one per SYNC_PROBE_EVERY_MS). */
+const SYNC_PROBES = 2_000;
+const SYNC_PROBE_EVERY_MS = 100;
 
 interface SyncResult extends MachineUsage {
   seconds: number;
@@ -600,6 +623,39 @@ interface SyncResult extends MachineUsage {
   /** net_syncing answers in order, runs of equal answers collapsed. */
   syncingAnswers: boolean[];
   processPct: (number | undefined)[];
+  /**
+   * chain_sendSignedTransaction to the syncing node, one at a time every SYNC_PROBE_EVERY_MS from
+   * its first RPC answer until it caught up: how long each took to be acknowledged, in ms.
+   */
+  probeMs: number[];
+  /** Probes that did not come back with a hash (refused, or no answer). */
+  probeFailed: number;
+}
+
+/**
+ * Sends `probes` to `url` one at a time, every SYNC_PROBE_EVERY_MS, while `active()`; until
+ * `done()`. What a wallet sees when its node is catching up.
+ */
+async function probeSubmissions(
+  url: string,
+  probes: SignedTransfer[],
+  active: () => boolean,
+  done: () => boolean,
+): Promise<{ ms: number[]; failed: number }> {
+  const ms: number[] = [];
+  let failed = 0;
+  let next = 0;
+  while (!done() && next < probes.length) {
+    if (active()) {
+      const started = performance.now();
+      const hash = await tryCall<string>(url, "chain_sendSignedTransaction", probes[next++]);
+      if (!active()) break; // the node caught up meanwhile: not a submission during sync
+      if (typeof hash === "string") ms.push(performance.now() - started);
+      else failed++;
+    }
+    await sleep(SYNC_PROBE_EVERY_MS);
+  }
+  return { ms, failed };
 }
 
 /** Starts the full node and polls its head (every 25 ms) until it reaches `target`. */
@@ -610,6 +666,7 @@ async function measureSync(
   url: string,
   validatorUrl: string,
   counts: number[],
+  probes: SignedTransfer[],
 ): Promise<SyncResult> {
   const target = counts.length;
   const chainTxs = sum(counts);
@@ -627,31 +684,43 @@ async function measureSync(
   const answers: boolean[] = [];
   let usage: Usage | undefined;
   const deadline = spawned + 180_000;
-  while (syncingFalseAt === undefined || liveAt === undefined) {
-    if (child.child.exitCode !== null) throw new Error(`the full node exited:\n${child.stderr()}`);
-    if (performance.now() > deadline) throw new Error(`the full node did not sync within 180 s`);
-    // The node may not serve yet (or be busy enough to drop a connection): skip that sample.
-    const head = await tryCall<number>(url, "chain_getRecentBlockNumber");
-    const now = performance.now();
-    const syncing = head === undefined ? undefined : await tryCall<boolean>(url, "net_syncing");
-    if (head !== undefined && syncing !== undefined) {
-      if (rpcAt === undefined) {
-        rpcAt = now;
-        headAtRpc = head;
+  let finished = false;
+  const probing = probeSubmissions(
+    url,
+    probes,
+    () => rpcAt !== undefined && caughtUpAt === undefined,
+    () => caughtUpAt !== undefined || finished,
+  );
+  try {
+    while (syncingFalseAt === undefined || liveAt === undefined) {
+      if (child.child.exitCode !== null) throw new Error(`the full node exited:\n${child.stderr()}`);
+      if (performance.now() > deadline) throw new Error(`the full node did not sync within 180 s`);
+      // The node may not serve yet (or be busy enough to drop a connection): skip that sample.
+      const head = await tryCall<number>(url, "chain_getRecentBlockNumber");
+      const now = performance.now();
+      const syncing = head === undefined ? undefined : await tryCall<boolean>(url, "net_syncing");
+      if (head !== undefined && syncing !== undefined) {
+        if (rpcAt === undefined) {
+          rpcAt = now;
+          headAtRpc = head;
+        }
+        if (answers.at(-1) !== syncing) answers.push(syncing);
+        if (caughtUpAt === undefined && head >= target) {
+          caughtUpAt = now;
+          usage = sample.end();
+        }
+        if (caughtUpAt !== undefined) {
+          const live = await tryCall<number>(validatorUrl, "chain_getRecentBlockNumber");
+          if (liveAt === undefined && live !== undefined && head >= live - 1) liveAt = performance.now();
+          if (!syncing && syncingFalseAt === undefined) syncingFalseAt = performance.now();
+        }
       }
-      if (answers.at(-1) !== syncing) answers.push(syncing);
-      if (caughtUpAt === undefined && head >= target) {
-        caughtUpAt = now;
-        usage = sample.end();
-      }
-      if (caughtUpAt !== undefined) {
-        const live = await tryCall<number>(validatorUrl, "chain_getRecentBlockNumber");
-        if (liveAt === undefined && live !== undefined && head >= live - 1) liveAt = performance.now();
-        if (!syncing && syncingFalseAt === undefined) syncingFalseAt = performance.now();
-      }
+      await sleep(25);
     }
-    await sleep(25);
+  } finally {
+    finished = true;
   }
+  const probed = await probing;
   const seconds = ((caughtUpAt as number) - spawned) / 1000;
   const fromRpc = ((caughtUpAt as number) - (rpcAt as number)) / 1000;
   const u = usage as Usage;
@@ -670,5 +739,7 @@ async function measureSync(
     machineBusyPct: u.machineBusyPct,
     machineStealPct: u.machineStealPct,
     otherCpuPct: u.otherCpuPct,
+    probeMs: probed.ms,
+    probeFailed: probed.failed,
   };
 }

@@ -28,6 +28,13 @@ export interface ScenarioResult {
   details: Record<string, unknown>;
 }
 
+/** The q-quantile (nearest rank) of sorted numbers. */
+export function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[rank] as number;
+}
+
 export function series(runs: number[]): Series {
   const sorted = [...runs].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
