@@ -42,6 +42,8 @@ export class LmdbStore implements ChainStore {
   private readonly validatorSets: Database<Validator[], number>;
   /** Resolves when the write transaction of commitTogether ends (see there); undefined outside one. */
   private together: Promise<void> | undefined;
+  /** The journal's asynchronous write transactions not yet ended (see commitTogether). */
+  private readonly journalWrites = new Set<Promise<unknown>>();
 
   constructor(path: string) {
     this.root = open({ path, compression: false });
@@ -166,6 +168,12 @@ export class LmdbStore implements ChainStore {
    * instead of one per block: pages that several blocks touch (the state's and indexes' B-tree
    * pages, the trie's top) are written once (docs/performance.md). A failed commit of the whole
    * rejects after `work` settled; `work`'s own failure does not undo the blocks it committed.
+   *
+   * It begins once the journal's writes already under way have ended: lmdb-js runs an
+   * asynchronous transaction's callback on this thread after its writer thread took the write
+   * lock, so a transactionSync with an asynchronous callback begun in between blocked this
+   * thread on that lock for good (a node that took a submission while it synced hung; see
+   * test/unit/storage/commitTogether.test.ts). Journal writes asked for after it is set wait.
    */
   async commitTogether<T>(work: () => Promise<T>): Promise<T> {
     if (this.together !== undefined) return work(); // already inside one
@@ -177,6 +185,7 @@ export class LmdbStore implements ChainStore {
     });
     this.togetherRemovals = [];
     try {
+      while (this.journalWrites.size > 0) await Promise.allSettled([...this.journalWrites]);
       await this.root.transactionSync(() =>
         work().then(
           (value) => {
@@ -199,11 +208,20 @@ export class LmdbStore implements ChainStore {
   }
 
   /**
-   * Journal writes wait for a commitTogether to end: inside its transaction they would be
-   * acknowledged before they are durable, and undone with it.
+   * Runs `write` as an asynchronous write transaction once no commitTogether is under way: inside
+   * its transaction the journal's entries would be acknowledged before they are durable, and
+   * undone with it. The check and the start happen in one step, with no await between them, and
+   * the transaction is tracked until it ends (commitTogether waits for it).
    */
-  private async outsideTogether(): Promise<void> {
+  private async journalTransaction(write: () => void): Promise<void> {
     while (this.together !== undefined) await this.together;
+    const transaction = this.root.transaction(write);
+    this.journalWrites.add(transaction);
+    try {
+      await transaction;
+    } finally {
+      this.journalWrites.delete(transaction);
+    }
   }
 
   /** Journals admitted transactions; resolves once they are durable. */
@@ -211,8 +229,7 @@ export class LmdbStore implements ChainStore {
     // Known before the write, so that a block committing one of them meanwhile removes its entry.
     for (const { seq, tx } of records) this.journalSeqs.set(tx.hash, seq);
     try {
-      await this.outsideTogether();
-      await this.root.transaction(() => {
+      await this.journalTransaction(() => {
         // An entry whose block committed (or that was dropped) before this write is not written back.
         for (const { seq, tx } of records) {
           if (this.journalSeqs.get(tx.hash) === seq) this.journal.put(seq, tx);
@@ -230,9 +247,8 @@ export class LmdbStore implements ChainStore {
 
   /** Drops journal entries that left the pool without being committed (evicted, invalidated). */
   async removePending(hashes: readonly string[]): Promise<void> {
-    await this.outsideTogether();
     const removed: string[] = [];
-    await this.root.transaction(() => {
+    await this.journalTransaction(() => {
       for (const hash of hashes) {
         const seq = this.journalSeqs.get(hash);
         if (seq === undefined) continue;

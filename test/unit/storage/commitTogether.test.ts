@@ -84,6 +84,19 @@ describe("LmdbStore.commitTogether", () => {
       assert.deepEqual(await reopened(dir), { head: 1, balances: [990, 1_010, 1_000, 1_000] });
     }));
 
+  it("begins after the journal's write under way, instead of hanging on its lock (a submission while syncing)", () =>
+    withDir(async (dir) => {
+      const child = spawnSync(
+        process.execPath,
+        ["--import", "tsx", join(import.meta.dirname, "../../helpers/togetherRace.ts"), dir],
+        { encoding: "utf8", timeout: 30_000 },
+      );
+      // Before the fix the child hung within its first rounds (3 runs in 4), its event loop blocked for good.
+      assert.equal(child.signal, null, `the child was killed: it hung (${child.stderr})`);
+      assert.equal(child.status, 0, child.stderr);
+      assert.equal(child.stdout.trim(), "done 300 300");
+    }));
+
   it("makes journal writes wait until it is over (inside they would be acknowledged before durable)", () =>
     withDir(async (dir) => {
       const store = new LmdbStore(dir);
