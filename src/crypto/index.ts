@@ -22,6 +22,7 @@ export {
   type SignatureVerifier,
   type SignedHashJob,
   type SignedHashResult,
+  type VerifyLane,
 } from "./signedHash.ts";
 export {
   decodeV,

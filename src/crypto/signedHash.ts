@@ -17,9 +17,16 @@ export function checkSignedHash(job: SignedHashJob): SignedHashResult {
   return { ...recoverSigner(job.signature, hash, job.chainId), hash: bytesToHex(hash) };
 }
 
+/**
+ * Who waits for a check: `interactive` (the default), a caller that answers someone now, as
+ * admission answers a submission; `bulk`, work that comes in thousands and only needs throughput,
+ * as a block sync's ranges. A verifier may run interactive jobs ahead of queued bulk ones.
+ */
+export type VerifyLane = "interactive" | "bulk";
+
 /** Something that runs checkSignedHash over jobs, in order, possibly off the calling thread. */
 export interface SignatureVerifier {
-  verify(jobs: readonly SignedHashJob[]): Promise<SignedHashResult[]>;
+  verify(jobs: readonly SignedHashJob[], lane?: VerifyLane): Promise<SignedHashResult[]>;
   close(): Promise<void>;
 }
 

@@ -1,9 +1,39 @@
-import { parentPort } from "node:worker_threads";
+import { type MessagePort, parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
 import { checkSignedHash, type SignedHashJob } from "../crypto/index.ts";
 
-/** A worker of SignatureWorkers: answers each batch of jobs with their results, in order. */
-const port = parentPort;
-if (port === null) throw new Error("signatureWorker runs as a worker thread");
-port.on("message", ({ id, jobs }: { id: number; jobs: SignedHashJob[] }) => {
+/**
+ * A worker of SignatureWorkers: answers each message of jobs with their results, in order, on the
+ * port it came from. Bulk messages (a block sync's) come on the parent port; interactive ones
+ * (admission's) on their own port, and are answered between any 16 checks of a bulk message
+ * instead of after every bulk message sent before them.
+ */
+interface JobsMessage {
+  id: number;
+  jobs: SignedHashJob[];
+}
+
+/** Checks between two looks at the interactive port (about 1 ms). */
+const POLL_EVERY = 16;
+
+const bulk = parentPort;
+const interactive = (workerData as { interactive?: MessagePort } | null)?.interactive;
+if (bulk === null || interactive === undefined) throw new Error("signatureWorker runs as a worker thread");
+
+const answer = (port: MessagePort, { id, jobs }: JobsMessage) =>
   port.postMessage({ id, results: jobs.map(checkSignedHash) });
+
+function answerInteractive(port: MessagePort): void {
+  for (let received = receiveMessageOnPort(port); received; received = receiveMessageOnPort(port)) {
+    answer(port, received.message as JobsMessage);
+  }
+}
+
+interactive.on("message", (message: JobsMessage) => answer(interactive, message));
+bulk.on("message", ({ id, jobs }: JobsMessage) => {
+  const results = [];
+  for (let i = 0; i < jobs.length; i++) {
+    if (i % POLL_EVERY === 0) answerInteractive(interactive);
+    results.push(checkSignedHash(jobs[i] as SignedHashJob));
+  }
+  bulk.postMessage({ id, results });
 });

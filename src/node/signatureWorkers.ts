@@ -1,9 +1,10 @@
-import { Worker } from "node:worker_threads";
+import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
 import {
   checkSignedHash,
   type SignatureVerifier,
   type SignedHashJob,
   type SignedHashResult,
+  type VerifyLane,
 } from "../crypto/index.ts";
 
 interface QueuedJob {
@@ -13,10 +14,14 @@ interface QueuedJob {
 
 interface Thread {
   worker: Worker;
+  /** Where interactive jobs go (bulk ones go to `worker`): the worker looks at it between checks. */
+  interactive: MessagePort;
   /** Jobs sent and not yet answered, by batch id. */
   batches: Map<number, QueuedJob[]>;
   /** How many jobs `batches` holds. */
   pending: number;
+  /** How many of those are interactive. */
+  interactivePending: number;
   alive: boolean;
 }
 
@@ -35,14 +40,21 @@ export const MAX_JOBS_PER_MESSAGE = 256;
  *
  * Jobs submitted in one event-loop turn go out together at the end of the turn (setImmediate),
  * split over the threads in messages of at most MAX_JOBS_PER_MESSAGE, in order, each to the
- * thread with the fewest unanswered jobs, so the per-message cost is shared by many signatures
- * and early jobs are answered first. Results come back in job order per call. A thread that
+ * thread with the fewest unanswered jobs (of its lane, for interactive ones), so the per-message
+ * cost is shared by many signatures and early jobs are answered first. Results come back in job order per call. A thread that
  * dies has its jobs checked on the calling thread; no job is lost and none fails because of it.
  * With no live thread left, checks run inline.
+ *
+ * Two lanes: bulk jobs (a block sync's thousands) go to a worker's own port, all at once, so the
+ * threads never wait for the event loop to hand out more; interactive jobs (admission's) go to a
+ * second port that the worker reads between any 16 checks of a bulk message. A thread answers
+ * the messages of one port in the order they came, so in one lane a submission waited behind
+ * every range a sync had asked for (seconds of checks).
  */
 export class SignatureWorkers implements SignatureVerifier {
   private readonly threads: Thread[];
   private queue: QueuedJob[] = [];
+  private bulk: QueuedJob[] = [];
   private flushScheduled = false;
   private nextBatch = 0;
 
@@ -57,13 +69,18 @@ export class SignatureWorkers implements SignatureVerifier {
       Array.from({ length: count }, async (): Promise<Thread> => {
         // The entry loads the sources itself (loadTypeScript.mjs): the parent's --import flags
         // (tsx under the tests) would load them twice.
-        const worker = new Worker(entry, { execArgv: [] });
+        const { port1: interactive, port2 } = new MessageChannel();
+        const worker = new Worker(entry, {
+          execArgv: [],
+          workerData: { interactive: port2 },
+          transferList: [port2],
+        });
         await new Promise<void>((resolve, reject) => {
           worker.once("online", resolve);
           worker.once("error", reject);
         });
         worker.unref(); // a pool never keeps the process alive; close() ends it explicitly
-        return { worker, batches: new Map(), pending: 0, alive: true };
+        return { worker, interactive, batches: new Map(), pending: 0, interactivePending: 0, alive: true };
       }),
     );
     const pool = new SignatureWorkers(threads);
@@ -75,10 +92,11 @@ export class SignatureWorkers implements SignatureVerifier {
     return this.threads.filter((t) => t.alive).length;
   }
 
-  verify(jobs: readonly SignedHashJob[]): Promise<SignedHashResult[]> {
+  verify(jobs: readonly SignedHashJob[], lane: VerifyLane = "interactive"): Promise<SignedHashResult[]> {
     if (this.size === 0) return Promise.resolve(jobs.map(checkSignedHash));
+    const queue = lane === "bulk" ? this.bulk : this.queue;
     const results = jobs.map(
-      (job) => new Promise<SignedHashResult>((resolve) => this.queue.push({ job, resolve })),
+      (job) => new Promise<SignedHashResult>((resolve) => queue.push({ job, resolve })),
     );
     if (!this.flushScheduled) {
       this.flushScheduled = true;
@@ -97,8 +115,15 @@ export class SignatureWorkers implements SignatureVerifier {
 
   private flush(): void {
     this.flushScheduled = false;
-    const jobs = this.queue;
+    const interactive = this.queue;
+    const bulk = this.bulk;
     this.queue = [];
+    this.bulk = [];
+    this.send(interactive, true);
+    this.send(bulk, false);
+  }
+
+  private send(jobs: QueuedJob[], interactive: boolean): void {
     if (jobs.length === 0) return;
     const live = this.threads.filter((t) => t.alive);
     if (live.length === 0) {
@@ -110,22 +135,37 @@ export class SignatureWorkers implements SignatureVerifier {
     const per = Math.ceil(jobs.length / parts);
     for (let start = 0; start < jobs.length; start += per) {
       const slice = jobs.slice(start, start + per);
-      const thread = live.reduce((least, t) => (t.pending < least.pending ? t : least));
+      // Interactive jobs to the thread with the fewest of them: it answers them within ~1 ms
+      // whatever bulk work it holds.
+      const load = interactive ? (t: Thread) => t.interactivePending : (t: Thread) => t.pending;
+      const thread = live.reduce((least, t) => (load(t) < load(least) ? t : least));
       const id = this.nextBatch++;
       thread.batches.set(id, slice);
       thread.pending += slice.length;
-      thread.worker.postMessage({ id, jobs: slice.map((q) => q.job) });
+      const message = { id, jobs: slice.map((q) => q.job) };
+      if (interactive) {
+        thread.interactivePending += slice.length;
+        thread.interactive.postMessage(message);
+      } else {
+        thread.worker.postMessage(message);
+      }
     }
   }
 
   private watch(thread: Thread): void {
-    thread.worker.on("message", ({ id, results }: { id: number; results: SignedHashResult[] }) => {
-      const batch = thread.batches.get(id);
-      if (batch === undefined) return;
-      thread.batches.delete(id);
-      thread.pending -= batch.length;
-      for (const [i, queued] of batch.entries()) queued.resolve(results[i] as SignedHashResult);
-    });
+    const answered =
+      (interactive: boolean) =>
+      ({ id, results }: { id: number; results: SignedHashResult[] }): void => {
+        const batch = thread.batches.get(id);
+        if (batch === undefined) return;
+        thread.batches.delete(id);
+        thread.pending -= batch.length;
+        if (interactive) thread.interactivePending -= batch.length;
+        for (const [i, queued] of batch.entries()) queued.resolve(results[i] as SignedHashResult);
+      };
+    thread.worker.on("message", answered(false));
+    thread.interactive.on("message", answered(true));
+    thread.interactive.unref(); // after the listener, which refs the port again
     const lost = () => {
       if (!thread.alive) return;
       thread.alive = false;
@@ -142,5 +182,7 @@ export class SignatureWorkers implements SignatureVerifier {
     }
     thread.batches.clear();
     thread.pending = 0;
+    thread.interactivePending = 0;
+    thread.interactive.close();
   }
 }

@@ -361,7 +361,10 @@ export class BlockSync {
       const job = signatureJobOf(tx, limits);
       return job === undefined ? [] : [{ tx, job }];
     });
-    const results = await verifier.verify(jobs.map((j) => j.job));
+    const results = await verifier.verify(
+      jobs.map((j) => j.job),
+      "bulk",
+    );
     const proven = new Set(
       jobs.filter(({ tx }, i) => signatureProves(tx, results[i] as SignedHashResult)).map(({ tx }) => tx),
     );

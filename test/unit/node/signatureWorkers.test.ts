@@ -61,8 +61,8 @@ describe("SignatureWorkers", () => {
       });
       const all = jobs(4 * MAX_JOBS_PER_MESSAGE + 10);
       // One call per block, all in one turn, as a block sync makes them.
-      const first = pool.verify(all.slice(0, 1));
-      const rest = pool.verify(all.slice(1));
+      const first = pool.verify(all.slice(0, 1), "bulk");
+      const rest = pool.verify(all.slice(1), "bulk");
       assert.deepEqual(await first, all.slice(0, 1).map(checkSignedHash));
       assert.ok(
         threads.some((t) => t.pending > 0),
@@ -91,6 +91,38 @@ describe("SignatureWorkers", () => {
     }
   });
 
+  it("answers an interactive job between the checks of bulk work sent before it", async () => {
+    const pool = await SignatureWorkers.start(2);
+    try {
+      // A sync's ranges: 40 blocks of 256 signatures, each block one call.
+      const block = jobs(MAX_JOBS_PER_MESSAGE);
+      const expected = block.map(checkSignedHash);
+      let answered = 0;
+      const blocks = Array.from({ length: 40 }, () =>
+        pool.verify(block, "bulk").then((results) => {
+          answered++;
+          return results;
+        }),
+      );
+      await new Promise((resolve) => setImmediate(resolve)); // the bulk work is with the threads
+      const submission = jobs(1);
+      assert.deepEqual(await pool.verify(submission), submission.map(checkSignedHash));
+      // In one lane each thread would have answered its 20 blocks first.
+      assert.ok(answered <= 6, `${answered} of 40 blocks were answered before the submission`);
+      for (const results of await Promise.all(blocks)) assert.deepEqual(results, expected);
+      const { threads } = pool as unknown as { threads: { pending: number; interactivePending: number }[] };
+      assert.deepEqual(
+        threads.map((t) => [t.pending, t.interactivePending]),
+        [
+          [0, 0],
+          [0, 0],
+        ],
+      );
+    } finally {
+      await pool.close();
+    }
+  });
+
   it("checks a dead thread's jobs on the calling thread: none is lost", async () => {
     const pool = await SignatureWorkers.start(1);
     try {
@@ -112,7 +144,24 @@ describe("SignatureWorkers", () => {
     const pool = await SignatureWorkers.start(2);
     const all = jobs(50);
     const pending = pool.verify(all);
+    const bulk = pool.verify(jobs(3 * MAX_JOBS_PER_MESSAGE), "bulk");
     await pool.close();
     assert.deepEqual(await pending, all.map(checkSignedHash));
+    assert.deepEqual(await bulk, jobs(3 * MAX_JOBS_PER_MESSAGE).map(checkSignedHash));
+  });
+
+  it("hands a dead thread's bulk jobs to the live one", async () => {
+    const pool = await SignatureWorkers.start(2);
+    try {
+      const all = jobs(8 * MAX_JOBS_PER_MESSAGE);
+      const pending = pool.verify(all, "bulk");
+      await new Promise((resolve) => setImmediate(resolve));
+      const internals = pool as unknown as { threads: { worker: { terminate(): Promise<number> } }[] };
+      await internals.threads[0]?.worker.terminate();
+      assert.deepEqual(await pending, all.map(checkSignedHash));
+      assert.equal(pool.size, 1);
+    } finally {
+      await pool.close();
+    }
   });
 });
