@@ -60,8 +60,11 @@ export interface ChainStore extends StateReader, TrieNodeReader {
    * fetched range so: one store commit instead of one per block). Reads during `work` see the
    * blocks it committed. Rejects (after `work` has settled) if that write fails: then none of the
    * blocks is stored. Optional: without it each block is durable on its own.
+   *
+   * `othersWaiting()` tells `work` that another write (the pool journal's) waits for this one to
+   * end: a caller that can stop early should, so that write is not held for the whole range.
    */
-  commitTogether?<T>(work: () => Promise<T>): Promise<T>;
+  commitTogether?<T>(work: (othersWaiting: () => boolean) => Promise<T>): Promise<T>;
 }
 
 /** A block that has been executed against the head state but not committed. */
@@ -285,8 +288,8 @@ export class Chain {
    * Runs `work`, whose commits the store writes together (ChainStore.commitTogether). If that
    * write fails, the head goes back to what the store holds, as after a restart, and this rejects.
    */
-  async commitTogether<T>(work: () => Promise<T>): Promise<T> {
-    if (this.store.commitTogether === undefined) return work();
+  async commitTogether<T>(work: (othersWaiting: () => boolean) => Promise<T>): Promise<T> {
+    if (this.store.commitTogether === undefined) return work(() => false);
     try {
       return await this.store.commitTogether(work);
     } catch (error) {

@@ -44,6 +44,8 @@ export class LmdbStore implements ChainStore {
   private together: Promise<void> | undefined;
   /** The journal's asynchronous write transactions not yet ended (see commitTogether). */
   private readonly journalWrites = new Set<Promise<unknown>>();
+  /** Journal writes waiting for a commitTogether to end (its work's `othersWaiting`). */
+  private journalWaiting = 0;
 
   constructor(path: string) {
     this.root = open({ path, compression: false });
@@ -175,8 +177,9 @@ export class LmdbStore implements ChainStore {
    * thread on that lock for good (a node that took a submission while it synced hung; see
    * test/unit/storage/commitTogether.test.ts). Journal writes asked for after it is set wait.
    */
-  async commitTogether<T>(work: () => Promise<T>): Promise<T> {
-    if (this.together !== undefined) return work(); // already inside one
+  async commitTogether<T>(work: (othersWaiting: () => boolean) => Promise<T>): Promise<T> {
+    const othersWaiting = () => this.journalWaiting > 0;
+    if (this.together !== undefined) return work(othersWaiting); // already inside one
     let outcome: { ok: true; value: T } | { ok: false; error: unknown } | undefined;
     let ended = (): void => undefined;
     // Set before the transaction begins: `work` runs at once, and its first journal write must wait too.
@@ -187,7 +190,7 @@ export class LmdbStore implements ChainStore {
     try {
       while (this.journalWrites.size > 0) await Promise.allSettled([...this.journalWrites]);
       await this.root.transactionSync(() =>
-        work().then(
+        work(othersWaiting).then(
           (value) => {
             outcome = { ok: true, value };
           },
@@ -214,7 +217,14 @@ export class LmdbStore implements ChainStore {
    * the transaction is tracked until it ends (commitTogether waits for it).
    */
   private async journalTransaction(write: () => void): Promise<void> {
-    while (this.together !== undefined) await this.together;
+    while (this.together !== undefined) {
+      this.journalWaiting++;
+      try {
+        await this.together;
+      } finally {
+        this.journalWaiting--;
+      }
+    }
     const transaction = this.root.transaction(write);
     this.journalWrites.add(transaction);
     try {

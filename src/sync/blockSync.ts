@@ -148,8 +148,11 @@ export interface SyncChain {
   ): Promise<ExecutedBlock>;
   commit(executed: ExecutedBlock, commit: Commit, signers: string[]): Promise<StoredBlock>;
   abandon(): void;
-  /** Runs `work` with its block commits written to the store together (one durable write). */
-  commitTogether<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` with its block commits written to the store together (one durable write);
+   * `othersWaiting()`: another write waits for it to end.
+   */
+  commitTogether<T>(work: (othersWaiting: () => boolean) => Promise<T>): Promise<T>;
 }
 
 export interface SyncOptions {
@@ -320,16 +323,31 @@ export class BlockSync {
 
   /**
    * Verifies and commits fetched blocks in order, a group at a time in one store write (see
-   * groupsOf); false if the peer served an invalid one (the blocks before it are kept).
+   * groupsOf); false if the peer served an invalid one (the blocks before it are kept). A write
+   * ends early, after the block being applied, when a pool journal write waits for it (a
+   * submission is acknowledged only once journaled): the rest of its group goes in the next one.
    */
   private async applyAll(peer: string, fetched: FetchedBlock[]): Promise<boolean> {
     for (const group of groupsOf(fetched)) {
-      if (!(await this.chain.commitTogether(() => this.applyGroup(peer, group)))) return false;
+      let rest = group;
+      while (rest.length > 0 && !this.stopped) {
+        const applied = await this.chain.commitTogether((othersWaiting) =>
+          this.applyGroup(peer, rest, othersWaiting),
+        );
+        if (applied === false) return false;
+        rest = rest.slice(applied);
+      }
     }
     return true;
   }
 
-  private async applyGroup(peer: string, fetched: FetchedBlock[]): Promise<boolean> {
+  /** Applies blocks of `fetched` in order until one is invalid (false) or `othersWaiting()`; how many. */
+  private async applyGroup(
+    peer: string,
+    fetched: FetchedBlock[],
+    othersWaiting: () => boolean,
+  ): Promise<number | false> {
+    let applied = 0;
     for (const { item, verified } of fetched) {
       if (this.stopped) break; // stop() waits for this write: end it at the next block
       const alreadyVerified = await verified;
@@ -339,13 +357,15 @@ export class BlockSync {
         this.source.penalize(peer, reason);
         return false;
       }
+      applied++;
       // Blocks whose signatures are already checked follow each other through microtasks only,
       // and a large one executes for a few hundred ms: without a turn of the event loop between
       // them, the next range's answer (yamux hands out its window as we read) waits for the whole
       // group, and so does every peer message and RPC call.
       await new Promise((resolve) => setImmediate(resolve));
+      if (othersWaiting()) break;
     }
-    return true;
+    return applied;
   }
 
   /**

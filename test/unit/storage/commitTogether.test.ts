@@ -105,12 +105,14 @@ describe("LmdbStore.commitTogether", () => {
       const events: string[] = [];
       const tx = transfer(nonces, [0, 1, 1]);
       let journaled: Promise<void> | undefined;
-      await chain.commitTogether(async () => {
+      await chain.commitTogether(async (othersWaiting) => {
         await produce(chain, [transfer(nonces, [1, 2, 2])]);
+        assert.equal(othersWaiting(), false);
         journaled = store.savePending([{ seq: 0, tx }]).then(() => {
           events.push("journaled");
         });
         await new Promise((resolve) => setTimeout(resolve, 20));
+        assert.equal(othersWaiting(), true, "the work is told that a journal write waits for it");
         events.push("work done");
       });
       events.push("together over");

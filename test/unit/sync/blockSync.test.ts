@@ -170,6 +170,36 @@ describe("BlockSync", () => {
     );
   });
 
+  it("ends a range's write after the block it applies when a journal write waits, and goes on in the next", async () => {
+    const { chain } = await freshChain(net);
+    const writes: number[][] = [];
+    let waiting = false;
+    const commitTogether = chain.commitTogether.bind(chain);
+    chain.commitTogether = (work) =>
+      commitTogether(async () => {
+        writes.push([]);
+        return work(() => waiting);
+      });
+    const sync = syncOf(chain, sourceOf(net), {
+      onBlock: (block) => {
+        writes.at(-1)?.push(block.header.number);
+        waiting = block.header.number === 2; // a submission arrives while block 2 is applied
+      },
+    });
+    await sync.trigger();
+    const head = chain.head().header.number;
+    assert.ok(head >= Math.max(...net.heads()) - 1, `reached ${head}`);
+    // Ranges of 5: blocks 1-2, then the rest of the range once the journal had its turn.
+    assert.deepEqual(writes.slice(0, 2), [
+      [1, 2],
+      [3, 4, 5],
+    ]);
+    assert.deepEqual(
+      writes.flat(),
+      Array.from({ length: head }, (_, i) => i + 1),
+    );
+  });
+
   it("asks for the rest of a range cut short before it applies the part it got", async () => {
     const { chain } = await freshChain(net);
     // As peers whose answers the message limit cuts after two blocks.
