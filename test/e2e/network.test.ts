@@ -88,8 +88,10 @@ describe("a network of four validators and a late full node (processes)", { time
     assert.ok(records > 0, "the signing logs hold the votes");
   });
 
-  it("a full node started late syncs (net_syncing true, then false; /ready 503, then 200) to the validators' head", async () => {
+  it("a full node started late syncs (net_syncing true, then false; /ready 503, then 200) to the validators' head, acknowledging submissions meanwhile", async () => {
     await headsAbove(net, [0], 200, 120_000);
+    const [from, to] = net.file.accounts;
+    assert.ok(from && to);
     // Sample net_syncing and GET /ready from the moment the process can answer, until it has caught up.
     const answers: boolean[] = [];
     const readies: { status: number; syncing: boolean }[] = [];
@@ -107,6 +109,23 @@ describe("a network of four validators and a late full node (processes)", { time
         await sleep(20);
       }
     })();
+    // A wallet's submissions to it while it syncs, one at a time: each is acknowledged (a range's
+    // write and a journal write once hung the node for good, docs/decisions/006).
+    const submitted: { hash: string; whileSyncing: boolean }[] = [];
+    const submitter = (async () => {
+      while (sampling) {
+        const whileSyncing = answers.at(-1) === true;
+        if (answers.length > 0) {
+          const body = transferBody(from.address, to.address, 1, -1, `while-syncing-${submitted.length}`);
+          const signed = signTx(from.private_key, body, net.file.chain_id);
+          submitted.push({
+            hash: await rpc<string>(net.url(4), "chain_sendSignedTransaction", signed),
+            whileSyncing,
+          });
+        }
+        await sleep(25);
+      }
+    })();
     await net.start(4);
     await waitFor(
       "the full node to catch up",
@@ -115,8 +134,12 @@ describe("a network of four validators and a late full node (processes)", { time
     );
     await waitFor("net_syncing false", async () => (answers.at(-1) === false ? true : undefined), 30_000);
     sampling = false;
-    await sampler;
+    await Promise.all([sampler, submitter]);
     assert.equal(answers[0], true, "its first answer is syncing: true");
+    assert.ok(
+      submitted.some((s) => s.whileSyncing),
+      `acknowledged while syncing: ${submitted.filter((s) => s.whileSyncing).length} of ${submitted.length}`,
+    );
     assert.equal(answers.at(-1), false, "then false once caught up");
     assert.equal(readies[0]?.status, 503, "not ready while it syncs");
     const readyWhileSyncing = readies.filter((r) => r.syncing && r.status !== 503);
@@ -129,8 +152,6 @@ describe("a network of four validators and a late full node (processes)", { time
     await assertSameChain(net, [0, 4]);
 
     // The full node never proposes: a transaction submitted to it reaches the proposers by gossip.
-    const [from, to] = net.file.accounts;
-    assert.ok(from && to);
     const signed = signTx(
       from.private_key,
       transferBody(from.address, to.address, 3, -1, "via-full"),
@@ -144,6 +165,20 @@ describe("a network of four validators and a late full node (processes)", { time
           hash,
         });
         return tx?.block_number === undefined ? undefined : true;
+      },
+      30_000,
+    );
+    // And so did those it acknowledged while it synced.
+    await waitFor(
+      "the transactions acknowledged during the sync in blocks",
+      async () => {
+        for (const { hash } of submitted) {
+          const tx = await rpc<{ block_number?: number } | null>(net.url(0), "chain_getTransactionByHash", {
+            hash,
+          });
+          if (tx?.block_number === undefined) return undefined;
+        }
+        return true;
       },
       30_000,
     );
