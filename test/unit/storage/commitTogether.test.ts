@@ -16,6 +16,13 @@ import { withTempDir } from "../../helpers/tempDir.ts";
 
 const withDir = (run: (dir: string) => Promise<void>) => withTempDir("together", run);
 
+/** Runs test/helpers/`script` on the store at `dir` in a child process (killed after 60 s). */
+const runHelper = (script: string, dir: string) =>
+  spawnSync(process.execPath, ["--import", "tsx", join(import.meta.dirname, "../../helpers", script), dir], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+
 /** The store at `dir` reopened, as a restarted node sees it. */
 async function reopened(dir: string): Promise<{ head: number | undefined; balances: number[] }> {
   const store = new LmdbStore(dir);
@@ -73,11 +80,7 @@ describe("LmdbStore.commitTogether", () => {
 
   it("loses all its blocks together when the process dies before it ends (SIGKILL)", () =>
     withDir(async (dir) => {
-      const child = spawnSync(
-        process.execPath,
-        ["--import", "tsx", join(import.meta.dirname, "../../helpers/togetherCrash.ts"), dir],
-        { encoding: "utf8", timeout: 60_000 },
-      );
+      const child = runHelper("togetherCrash.ts", dir);
       assert.equal(child.signal, "SIGKILL", child.stderr);
       assert.match(child.stdout, /inside 3/, "the child reached block 3 inside the write");
       // Block 1 was durable on its own; 2 and 3 were in the write that never ended.
@@ -86,11 +89,7 @@ describe("LmdbStore.commitTogether", () => {
 
   it("begins after the journal's write under way, instead of hanging on its lock (a submission while syncing)", () =>
     withDir(async (dir) => {
-      const child = spawnSync(
-        process.execPath,
-        ["--import", "tsx", join(import.meta.dirname, "../../helpers/togetherRace.ts"), dir],
-        { encoding: "utf8", timeout: 30_000 },
-      );
+      const child = runHelper("togetherRace.ts", dir);
       // Before the fix the child hung within its first rounds (3 runs in 4), its event loop blocked for good.
       assert.equal(child.signal, null, `the child was killed: it hung (${child.stderr})`);
       assert.equal(child.status, 0, child.stderr);
