@@ -1,12 +1,13 @@
-import { type MessagePort, parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
-import { checkSignedHash, type SignedHashJob } from "../crypto/index.ts";
-
 /**
  * A worker of SignatureWorkers: answers each message of jobs with their results, in order, on the
  * port it came from. Bulk messages (a block sync's) come on the parent port; interactive ones
  * (admission's) on their own port, and are answered between any 16 checks of a bulk message
  * instead of after every bulk message sent before them.
  */
+import { type MessagePort, parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
+import { checkSignedHash, type SignedHashJob } from "../crypto/index.ts";
+
+/** A message of either port: the jobs of one batch, answered as `{ id, results }`. */
 interface JobsMessage {
   id: number;
   jobs: SignedHashJob[];
