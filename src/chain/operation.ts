@@ -51,7 +51,7 @@ export function classifyOperation(op: SetValueOperation, sender: string): Classi
     case "staking":
       return classifyStake(segments, op.value, sender);
     case "users": {
-      const owner = segments[1] === undefined ? undefined : normalizeAddressSegment(segments[1]);
+      const owner = segments[1] === undefined ? undefined : normalizeAddressSegment(segments[1], sender);
       if (owner === undefined)
         return denied("writes under /users must name an address: /users/<address>/...");
       if (owner !== sender) return denied(`only ${owner} may write under /users/${owner}`);
@@ -71,7 +71,7 @@ function classifyTransfer(segments: string[], value: JsonValue, sender: string):
   if (segments.length !== 5 || segments[4] !== "value") {
     return denied("a transfer is written at /transfer/<from>/<to>/<key>/value");
   }
-  const from = normalizeAddressSegment(segments[1] as string);
+  const from = normalizeAddressSegment(segments[1] as string, sender);
   const to = normalizeAddressSegment(segments[2] as string);
   if (from === undefined || to === undefined) return invalid("transfer path must name two addresses");
   if (from !== sender) return denied(`only ${from} may transfer from ${from}`);
@@ -87,7 +87,7 @@ function classifyStake(segments: string[], value: JsonValue, sender: string): Cl
   if (segments.length !== 4 || segments[3] !== "value") {
     return denied("staking is written at /staking/<address>/<key>/value");
   }
-  const address = normalizeAddressSegment(segments[1] as string);
+  const address = normalizeAddressSegment(segments[1] as string, sender);
   if (address === undefined) return invalid("staking path must name an address");
   if (address !== sender) return denied(`only ${address} may stake for ${address}`);
   if (!isSafeAmount(value) || value === 0) return invalid("a stake amount is a non-zero safe integer");

@@ -30,8 +30,14 @@ export function joinPath(segments: readonly string[]): string {
   return `/${segments.join("/")}`;
 }
 
-/** The checksum form of an address segment, or undefined if it is not an address. */
-export function normalizeAddressSegment(segment: string): string | undefined {
+/**
+ * The checksum form of an address segment, or undefined if it is not an address. `known`: a
+ * checksum address the segment is likely to be (the sender's, in its own paths): written exactly
+ * so, it is its own checksum form, and the pattern check and the keccak are skipped (about 1.7 µs
+ * of every transfer's classification, at admission and again at execution).
+ */
+export function normalizeAddressSegment(segment: string, known?: string): string | undefined {
+  if (segment === known) return known;
   return isAddress(segment) ? toChecksumAddress(segment) : undefined;
 }
 

@@ -1,5 +1,5 @@
 import { canonicalJson } from "./canonicalJson.ts";
-import { bytesToHex, hexToBytes, isHex } from "./hex.ts";
+import { bytesToHex } from "./hex.ts";
 import { keccak256, keccakText } from "./keccak.ts";
 import { publicKeyToAddress } from "./address.ts";
 import { isLowS, recoverPublicKey, signHashRecoverable } from "./secp256k1.ts";
@@ -46,6 +46,18 @@ export function signObject(body: unknown, privateKey: Uint8Array, chainId: numbe
   return signHash(hashCanonical(canonicalJson(body)), privateKey, chainId);
 }
 
+/**
+ * The 97 bytes of a `0x`-prefixed hex signature, or undefined if it is not exactly that. Node's
+ * hex decoder stops at the first pair that is not hex, so a full-length result proves every pair
+ * was: one pass instead of a pattern test and a decode (and no copy), on every signature checked.
+ */
+function signatureBytes(signature: string): Uint8Array | undefined {
+  if (signature.length !== 2 + 2 * SIGNATURE_BYTES || signature[0] !== "0" || signature[1] !== "x")
+    return undefined;
+  const bytes = Buffer.from(signature.slice(2), "hex");
+  return bytes.length === SIGNATURE_BYTES ? bytes : undefined;
+}
+
 export type SignatureCheck =
   | { ok: true; signer: string }
   | { ok: false; reason: "invalid_signature" | "hash_mismatch" | "wrong_chain_id" };
@@ -55,8 +67,8 @@ export type SignatureCheck =
  * Order of checks: layout, embedded hash, chain id, low-s, recovery.
  */
 export function recoverSigner(signature: string, expectedHash: Uint8Array, chainId: number): SignatureCheck {
-  if (!isHex(signature, SIGNATURE_BYTES)) return { ok: false, reason: "invalid_signature" };
-  const bytes = hexToBytes(signature);
+  const bytes = signatureBytes(signature);
+  if (bytes === undefined) return { ok: false, reason: "invalid_signature" };
   if (Buffer.compare(bytes.subarray(0, 32), expectedHash) !== 0)
     return { ok: false, reason: "hash_mismatch" };
   const decoded = decodeV(bytes[96] as number);

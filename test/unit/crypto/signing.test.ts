@@ -181,6 +181,10 @@ describe("recoverSigner rejections", () => {
       "one byte short": good.slice(0, -2),
       "one byte long": `${good}00`,
       "not hex": `${good.slice(0, -2)}zz`,
+      "not hex in the middle": `${good.slice(0, 100)}zz${good.slice(102)}`,
+      "not hex in the last digit only": `${good.slice(0, -1)}g`,
+      "a sign in a pair": `${good.slice(0, 40)}-1${good.slice(42)}`,
+      "upper-case 0X": `0X${good.slice(2)}`,
     };
     for (const [name, signature] of Object.entries(cases)) {
       assert.deepEqual(
@@ -189,6 +193,15 @@ describe("recoverSigner rejections", () => {
         `${name} should be invalid_signature`,
       );
     }
+  });
+
+  it("reads upper-case hex digits as their lower-case twins", () => {
+    const good = signObject(sampleBody, key, 0);
+    assert.deepEqual(
+      recoverSigner(`0x${good.slice(2).toUpperCase()}`, hash, 0),
+      recoverSigner(good, hash, 0),
+    );
+    assert.equal(recoverSigner(good, hash, 0).ok, true);
   });
 
   it("rejects s = 0 and r = 0 as invalid_signature", () => {
