@@ -113,7 +113,10 @@ export async function spawnNode(
   }
 }
 
-/** One JSON-RPC call to a URL; throws on an error reply. */
+/** How long `rpc` waits for an answer: a node that stopped answering fails the call, not the suite's timeout. */
+const RPC_TIMEOUT_MS = 30_000;
+
+/** One JSON-RPC call to a URL; throws on an error reply, or when no answer came in RPC_TIMEOUT_MS. */
 export async function rpc<T>(url: string, method: string, params?: unknown): Promise<T> {
   const body: Record<string, unknown> = { jsonrpc: "2.0", id: 1, method };
   if (params !== undefined) body.params = params;
@@ -121,6 +124,7 @@ export async function rpc<T>(url: string, method: string, params?: unknown): Pro
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
+    signal: AbortSignal.timeout(RPC_TIMEOUT_MS),
   });
   const reply = (await response.json()) as { result?: T; error?: unknown };
   if (reply.error !== undefined) throw new Error(`${method}: ${JSON.stringify(reply.error)}`);
