@@ -119,11 +119,11 @@ export class SignatureWorkers implements SignatureVerifier {
     const bulk = this.bulk;
     this.queue = [];
     this.bulk = [];
-    this.send(interactive, true);
-    this.send(bulk, false);
+    this.send(interactive, "interactive");
+    this.send(bulk, "bulk");
   }
 
-  private send(jobs: QueuedJob[], interactive: boolean): void {
+  private send(jobs: QueuedJob[], lane: VerifyLane): void {
     if (jobs.length === 0) return;
     const live = this.threads.filter((t) => t.alive);
     if (live.length === 0) {
@@ -133,11 +133,12 @@ export class SignatureWorkers implements SignatureVerifier {
     const parts =
       jobs.length < SPLIT_AT ? 1 : Math.max(live.length, Math.ceil(jobs.length / MAX_JOBS_PER_MESSAGE));
     const per = Math.ceil(jobs.length / parts);
+    // Interactive jobs to the thread with the fewest of them: it answers them within ~1 ms
+    // whatever bulk work it holds.
+    const interactive = lane === "interactive";
+    const load = interactive ? (t: Thread) => t.interactivePending : (t: Thread) => t.pending;
     for (let start = 0; start < jobs.length; start += per) {
       const slice = jobs.slice(start, start + per);
-      // Interactive jobs to the thread with the fewest of them: it answers them within ~1 ms
-      // whatever bulk work it holds.
-      const load = interactive ? (t: Thread) => t.interactivePending : (t: Thread) => t.pending;
       const thread = live.reduce((least, t) => (load(t) < load(least) ? t : least));
       const id = this.nextBatch++;
       thread.batches.set(id, slice);

@@ -27,10 +27,26 @@ function jobs(count: number): SignedHashJob[] {
   });
 }
 
+/** Runs `run` on a pool of `threads` threads, closed afterwards whatever happens. */
+async function withPool(threads: number, run: (pool: SignatureWorkers) => Promise<void>): Promise<void> {
+  const pool = await SignatureWorkers.start(threads);
+  try {
+    await run(pool);
+  } finally {
+    await pool.close();
+  }
+}
+
+/** Ends the pool's first thread once the current turn's jobs were sent to it. */
+async function killFirstThread(pool: SignatureWorkers): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+  const internals = pool as unknown as { threads: { worker: { terminate(): Promise<number> } }[] };
+  await internals.threads[0]?.worker.terminate();
+}
+
 describe("SignatureWorkers", () => {
-  it("gives the same results as checking on this thread, in job order, over many calls", async () => {
-    const pool = await SignatureWorkers.start(2);
-    try {
+  it("gives the same results as checking on this thread, in job order, over many calls", () =>
+    withPool(2, async (pool) => {
       const all = jobs(600);
       const calls = [all.slice(0, 1), all.slice(1, 100), all.slice(100, 101), all.slice(101)];
       const results = (await Promise.all(calls.map((c) => pool.verify(c)))).flat();
@@ -39,14 +55,10 @@ describe("SignatureWorkers", () => {
       assert.ok(results.some((r) => !r.ok && r.reason === "wrong_chain_id"));
       assert.ok(results.some((r) => !r.ok && r.reason === "invalid_signature"));
       assert.ok(results.filter((r) => r.ok).length > 300);
-    } finally {
-      await pool.close();
-    }
-  });
+    }));
 
-  it("sends a long turn in bounded messages over both threads, so early jobs are answered first", async () => {
-    const pool = await SignatureWorkers.start(2);
-    try {
+  it("sends a long turn in bounded messages over both threads, so early jobs are answered first", () =>
+    withPool(2, async (pool) => {
       type Internals = {
         threads: { worker: { postMessage(m: { jobs: unknown[] }): void }; pending: number }[];
       };
@@ -86,14 +98,10 @@ describe("SignatureWorkers", () => {
         threads.map((t) => t.pending),
         [0, 0],
       );
-    } finally {
-      await pool.close();
-    }
-  });
+    }));
 
-  it("answers an interactive job between the checks of bulk work sent before it", async () => {
-    const pool = await SignatureWorkers.start(2);
-    try {
+  it("answers an interactive job between the checks of bulk work sent before it", () =>
+    withPool(2, async (pool) => {
       // A sync's ranges: 40 blocks of 256 signatures, each block one call.
       const block = jobs(MAX_JOBS_PER_MESSAGE);
       const expected = block.map(checkSignedHash);
@@ -118,27 +126,18 @@ describe("SignatureWorkers", () => {
           [0, 0],
         ],
       );
-    } finally {
-      await pool.close();
-    }
-  });
+    }));
 
-  it("checks a dead thread's jobs on the calling thread: none is lost", async () => {
-    const pool = await SignatureWorkers.start(1);
-    try {
+  it("checks a dead thread's jobs on the calling thread: none is lost", () =>
+    withPool(1, async (pool) => {
       const all = jobs(200);
       const pending = pool.verify(all);
       // Kill the only worker while its batch is in flight (after the turn's flush sent it).
-      await new Promise((resolve) => setImmediate(resolve));
-      const internals = pool as unknown as { threads: { worker: { terminate(): Promise<number> } }[] };
-      await internals.threads[0]?.worker.terminate();
+      await killFirstThread(pool);
       assert.deepEqual(await pending, all.map(checkSignedHash));
       assert.equal(pool.size, 0);
       assert.deepEqual(await pool.verify(all.slice(0, 3)), all.slice(0, 3).map(checkSignedHash));
-    } finally {
-      await pool.close();
-    }
-  });
+    }));
 
   it("answers jobs still queued when it is closed", async () => {
     const pool = await SignatureWorkers.start(2);
@@ -150,18 +149,12 @@ describe("SignatureWorkers", () => {
     assert.deepEqual(await bulk, jobs(3 * MAX_JOBS_PER_MESSAGE).map(checkSignedHash));
   });
 
-  it("hands a dead thread's bulk jobs to the live one", async () => {
-    const pool = await SignatureWorkers.start(2);
-    try {
+  it("hands a dead thread's bulk jobs to the live one", () =>
+    withPool(2, async (pool) => {
       const all = jobs(8 * MAX_JOBS_PER_MESSAGE);
       const pending = pool.verify(all, "bulk");
-      await new Promise((resolve) => setImmediate(resolve));
-      const internals = pool as unknown as { threads: { worker: { terminate(): Promise<number> } }[] };
-      await internals.threads[0]?.worker.terminate();
+      await killFirstThread(pool);
       assert.deepEqual(await pending, all.map(checkSignedHash));
       assert.equal(pool.size, 1);
-    } finally {
-      await pool.close();
-    }
-  });
+    }));
 });
