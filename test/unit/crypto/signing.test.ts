@@ -31,7 +31,7 @@ interface SigningVector {
 }
 
 const vectorFile = JSON.parse(
-  readFileSync(new URL("../../../../shared/vectors/signing.json", import.meta.url), "utf8"),
+  readFileSync(new URL("../../vectors/signing.json", import.meta.url), "utf8"),
 ) as { vectors: SigningVector[] };
 const vectors = vectorFile.vectors;
 
@@ -60,7 +60,7 @@ function highSTwin(signature: string): string {
   return bytesToHex(bytes);
 }
 
-describe("signing vectors (shared/vectors/signing.json)", () => {
+describe("signing vectors (test/vectors/signing.json)", () => {
   it("has vectors to check", () => {
     assert.ok(vectors.length >= 4, `expected at least 4 vectors, found ${vectors.length}`);
   });
