@@ -112,10 +112,6 @@ export class ChainConsensusHost implements ConsensusHost {
     return this.chain.validatorsAt(height);
   }
 
-  now(): number {
-    return this.clock();
-  }
-
   async buildBlock(_height: number, timestamp: number): Promise<ProposedBlock> {
     this.release();
     const parent = this.chain.head();

@@ -32,7 +32,14 @@ export {
   type VoteType,
 } from "./messages.ts";
 export { ProposerSchedule } from "./proposer.ts";
-export { ConsensusSigner, DoubleSignError, readSigningLog, type SignedRecord } from "./signer.ts";
+export { realScheduler, type Scheduler } from "./scheduler.ts";
+export {
+  ConsensusSigner,
+  DoubleSignError,
+  readSigningLog,
+  type SignedRecord,
+  type VoteSigner,
+} from "./signer.ts";
 export {
   type ConsensusHost,
   type ConsensusMessage,

@@ -29,13 +29,28 @@ export class DoubleSignError extends Error {
 }
 
 /**
+ * What the consensus engine signs with: a key that refuses (`DoubleSignError`) to sign a second,
+ * different message for a height/round/step, and keeps what it signed so that a restart resumes
+ * from it. `ConsensusSigner` is the node's; tests and the simulation may use lighter ones.
+ */
+export interface VoteSigner {
+  readonly address: string;
+  /** The signature of `body`; throws DoubleSignError instead of signing behind or beside the last record. */
+  sign(body: VoteBody | ProposalBody): string;
+  lastSigned(): SignedRecord | undefined;
+  signedAtOpen(height: number): SignedRecord[];
+  saveProposal(proposal: SignedProposal): void;
+  savedProposals(height: number): SignedProposal[];
+}
+
+/**
  * The validator's key behind a guard that makes double signing impossible, also across a crash:
  * every signature is appended to a log and fsynced before it is returned (so before it can be
  * sent), and nothing is signed at or below the last logged height/round/step unless it is the
  * identical message (then the logged signature is returned again). The log is also the record
  * that tests and operators audit.
  */
-export class ConsensusSigner {
+export class ConsensusSigner implements VoteSigner {
   readonly address: string;
   private readonly key: Uint8Array;
   private readonly fd: number;

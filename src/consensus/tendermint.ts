@@ -8,7 +8,8 @@ import {
   type VoteType,
 } from "./messages.ts";
 import { ProposerSchedule } from "./proposer.ts";
-import { type ConsensusSigner, DoubleSignError } from "./signer.ts";
+import { realScheduler, type Scheduler } from "./scheduler.ts";
+import { DoubleSignError, type VoteSigner } from "./signer.ts";
 import { type Evidence, HeightVotes } from "./voteSet.ts";
 
 /**
@@ -16,6 +17,11 @@ import { type Evidence, HeightVotes } from "./voteSet.ts";
  * propose / prevote / precommit with locking, timeouts that grow with the round, and a decision
  * on +2/3 precommits of the stake. Inputs (messages, timeouts) are handled one at a time in
  * arrival order; after each, every "upon" rule of the paper is re-evaluated.
+ *
+ * Everything outside the rules is injected: the chain and the network (`ConsensusHost`), the
+ * validator's key behind its double-sign guard (`VoteSigner`), time and timers (`Scheduler`) and
+ * the signature check (`recover`). test/unit/consensus/scenarios.test.ts drives one engine on a
+ * manual clock through the paper's cases; bench/consensusSim.ts runs a hundred of them.
  */
 
 export type ConsensusMessage = ({ kind: "proposal" } & SignedProposal) | ({ kind: "vote" } & SignedVote);
@@ -54,7 +60,6 @@ export interface ConsensusHost {
    * height only once its messages have waited a propose timeout (normally we commit meanwhile).
    */
   onBehind(height: number): void;
-  now(): number;
   log(level: "debug" | "info" | "warn", message: string, fields?: Record<string, unknown>): void;
 }
 
@@ -70,7 +75,9 @@ const MAX_BUFFERED = 10_000;
 
 export class TendermintEngine {
   private readonly host: ConsensusHost;
-  private readonly signer: ConsensusSigner | undefined;
+  private readonly signer: VoteSigner | undefined;
+  private readonly scheduler: Scheduler;
+  private readonly recover: (body: VoteBody | ProposalBody, signature: string) => string | undefined;
   private readonly chainId: number;
   private readonly timeouts: ConsensusTimeouts;
   private readonly schedule: ProposerSchedule;
@@ -92,16 +99,27 @@ export class TendermintEngine {
   private readonly nextHeight: ConsensusMessage[] = [];
   /** When the first message of the next height arrived while we were still at this one. */
   private nextHeightSince: number | undefined;
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** Cancels of the timers set and not yet fired. */
+  private readonly timers = new Set<() => void>();
   private work: Promise<void> = Promise.resolve();
   private stopped = true;
 
   constructor(
     host: ConsensusHost,
-    options: { chainId: number; timeouts: ConsensusTimeouts; signer?: ConsensusSigner },
+    options: {
+      chainId: number;
+      timeouts: ConsensusTimeouts;
+      signer?: VoteSigner;
+      /** Real timers and Date.now unless given. */
+      scheduler?: Scheduler;
+      /** The signer of a message body, undefined when the signature is bad (secp256k1 unless given). */
+      recover?: (body: VoteBody | ProposalBody, signature: string) => string | undefined;
+    },
   ) {
     this.host = host;
     this.signer = options.signer;
+    this.scheduler = options.scheduler ?? realScheduler();
+    this.recover = options.recover ?? recoverBodySigner;
     this.chainId = options.chainId;
     this.timeouts = options.timeouts;
     this.schedule = new ProposerSchedule((h) => host.validatorsAt(h));
@@ -115,9 +133,14 @@ export class TendermintEngine {
   /** Stops timers and waits for the input being handled. */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const timer of this.timers) clearTimeout(timer);
+    for (const cancel of this.timers) cancel();
     this.timers.clear();
     await this.work;
+  }
+
+  /** Resolves once every input queued so far has been handled (tests on a manual clock wait on it). */
+  idle(): Promise<void> {
+    return this.work;
   }
 
   /** Where the engine is, for logs and status. */
@@ -162,13 +185,13 @@ export class TendermintEngine {
     if (body.height === this.height + 1) {
       // Usually peers are ahead by a moment and we commit too. If we missed this height's
       // decision (its proposal never reached us), no one will send it again: fetch the block.
-      const now = this.host.now();
+      const now = this.scheduler.now();
       this.nextHeightSince ??= now;
       if (now - this.nextHeightSince > this.timeouts.proposeMs) this.host.onBehind(body.height);
       if (this.nextHeight.length < MAX_BUFFERED) this.nextHeight.push(message);
       return "ignore";
     }
-    const signer = recoverBodySigner(body, message.signature);
+    const signer = this.recover(body, message.signature);
     if (signer === undefined || this.votes?.isValidator(signer) !== true) return "reject";
     if (message.kind === "proposal") {
       if (signer !== this.schedule.proposer(body.height, body.round)) return "reject";
@@ -189,11 +212,11 @@ export class TendermintEngine {
   }
 
   private after(ms: number, task: () => Promise<void> | void): void {
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
+    const cancel = this.scheduler.after(ms, () => {
+      this.timers.delete(cancel);
       this.enqueue(task);
-    }, ms);
-    this.timers.add(timer);
+    });
+    this.timers.add(cancel);
   }
 
   // ---- heights and rounds ----
@@ -225,7 +248,7 @@ export class TendermintEngine {
     // until its own clock caught up with it, signing nothing; two such of four halt the chain.
     const wait = Math.min(
       this.timeouts.commitMs,
-      this.host.headTimestamp() + this.timeouts.commitMs - this.host.now(),
+      this.host.headTimestamp() + this.timeouts.commitMs - this.scheduler.now(),
     );
     const height = this.height;
     const generation = ++this.heightStarts;
@@ -315,7 +338,7 @@ export class TendermintEngine {
     const reuse = this.valid.proposal;
     const block =
       reuse?.signed.block ??
-      (await this.host.buildBlock(height, Math.max(this.host.now(), this.host.headTimestamp() + 1)));
+      (await this.host.buildBlock(height, Math.max(this.scheduler.now(), this.host.headTimestamp() + 1)));
     const body: ProposalBody = {
       type: "proposal",
       chain_id: this.chainId,

@@ -14,6 +14,7 @@ import {
   type Evidence,
   isSignedProposal,
   isSignedVote,
+  realScheduler,
   TendermintEngine,
   type ValidatorKey,
 } from "../consensus/index.ts";
@@ -173,6 +174,7 @@ export class NetworkServices {
     this.engine = new TendermintEngine(host, {
       chainId: genesis.chain_id,
       timeouts: { ...options.consensus, commitMs: options.blockTimeMs ?? genesis.consensus.block_time_ms },
+      scheduler: realScheduler(parts.now),
       ...(this.signer === undefined ? {} : { signer: this.signer }),
     });
 

@@ -1,0 +1,22 @@
+/**
+ * Time as the consensus engine sees it: a clock and one-shot timers. A node runs the engine on
+ * `realScheduler` (its clock possibly skewed for tests: node/clock.ts); the scenario tests and the
+ * many-validator simulation run it on a manual clock that only moves when told to
+ * (test/helpers/manualScheduler.ts), so rounds and timeouts are exact and take no real time.
+ */
+export interface Scheduler {
+  now(): number;
+  /** Calls `task` once, `ms` from now. The returned function cancels it (a no-op once it ran). */
+  after(ms: number, task: () => void): () => void;
+}
+
+/** `setTimeout` timers and the given clock (Date.now by default). */
+export function realScheduler(now: () => number = Date.now): Scheduler {
+  return {
+    now,
+    after(ms, task) {
+      const timer = setTimeout(task, ms);
+      return () => clearTimeout(timer);
+    },
+  };
+}
