@@ -15,7 +15,7 @@ export interface Settings {
   admissionNodeBlockTimeMs: number;
   /** Repeats allowed in the whole bench for runs that other processes disturbed. */
   disturbedRepeats: number;
-  only: "all" | "reads" | "state" | "admission" | "ganache" | "network" | "execution";
+  only: "all" | "reads" | "state" | "admission" | "ganache" | "network" | "execution" | "consensus";
   /** Funded accounts in the state-reads node's genesis (issue 5: 1,000,000). */
   stateAccounts: number;
   /** Pre-signed ganache transfers for all ganache send runs together (bench/ganache.ts). */
@@ -56,6 +56,8 @@ export interface Settings {
   execLargeAccounts: number;
   /** When set, each run writes a CPU profile of its measured blocks there. */
   execCpuProfDir: string | undefined;
+  /** Heights of each simulated 100-validator run (bench/consensusSim.ts). */
+  simHeights: number;
 }
 
 export interface BenchContext {

@@ -21,14 +21,17 @@
  *  4. network (bench/network.ts).
  *  5. execution (bench/execution.ts): Chain.execute + Chain.commit of blocks of transfers on LMDB,
  *     in-process, with 10,000 and 1,000,000 funded accounts.
+ *  6. consensus (bench/consensusSim.ts): 100 validators on a manual clock, 33 silent vs all live,
+ *     20–300 ms message delays: simulated time and rounds per height.
  *
  * Prints a Markdown table on stdout (progress on stderr) and writes bench/results/latest.json.
  * Every child process is stopped and every temporary home removed, also on failure and Ctrl-C.
  * Environment knobs: BENCH_DURATION_S (5), BENCH_WARMUP_S (1), BENCH_RUNS (3), BENCH_ADMISSION_TXS
  * (pre-signed transactions per admission run, 40000; also per run of our node against ganache),
  * BENCH_GANACHE_TXS (pre-signed ganache transfers for all its runs, 8000),
- * BENCH_ONLY (reads | state | admission | ganache | network | execution), BENCH_STATE_ACCOUNTS (1000000),
- * BENCH_EXEC_BLOCKS (8), BENCH_EXEC_ACCOUNTS (1000000), BENCH_EXEC_CPU_PROF_DIR,
+ * BENCH_ONLY (reads | state | admission | ganache | network | execution | consensus),
+ * BENCH_STATE_ACCOUNTS (1000000), BENCH_EXEC_BLOCKS (8), BENCH_EXEC_ACCOUNTS (1000000),
+ * BENCH_EXEC_CPU_PROF_DIR, BENCH_SIM_HEIGHTS (10),
  * BENCH_NODE_CPU_PROF_DIR (dev nodes write CPU profiles there).
  */
 import { execFileSync } from "node:child_process";
@@ -41,6 +44,7 @@ import type { BenchContext, Settings } from "./context.ts";
 import { ganacheScenarios, PeerSkipped } from "./ganache.ts";
 import { DisturbancePolicy, OTHER_CPU_LIMIT_PCT } from "./measure.ts";
 import { killAllSync, ROOT, stopAll } from "./procs.ts";
+import { consensusSimScenarios } from "./consensusSim.ts";
 import { executionScenarios } from "./execution.ts";
 import { networkScenarios } from "./network.ts";
 import { readScenarios } from "./reads.ts";
@@ -61,10 +65,11 @@ if (
   only !== "admission" &&
   only !== "ganache" &&
   only !== "network" &&
-  only !== "execution"
+  only !== "execution" &&
+  only !== "consensus"
 ) {
   throw new Error(
-    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network or execution (unset: all)",
+    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network, execution or consensus (unset: all)",
   );
 }
 const settings: Settings = {
@@ -101,6 +106,7 @@ const settings: Settings = {
   execTxsPerBlock: 5_000,
   execLargeAccounts: envInt("BENCH_EXEC_ACCOUNTS", 1_000_000),
   execCpuProfDir: process.env.BENCH_EXEC_CPU_PROF_DIR,
+  simHeights: envInt("BENCH_SIM_HEIGHTS", 10),
 };
 const RESULTS = join(ROOT, "bench/results/latest.json");
 const log = (message: string) => console.error(`[bench] ${message}`);
@@ -170,6 +176,7 @@ try {
   if (runs("network")) results.push(...(await networkScenarios(ctx)));
   await stopAll(); // the testnet
   if (runs("execution")) results.push(...(await executionScenarios(ctx)));
+  if (runs("consensus")) results.push(...(await consensusSimScenarios(ctx)));
 } catch (error) {
   // After Ctrl-C the children die under the running step: that failure is expected, not news.
   if (!interrupted) throw error;

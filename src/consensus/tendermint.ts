@@ -191,6 +191,9 @@ export class TendermintEngine {
       if (this.nextHeight.length < MAX_BUFFERED) this.nextHeight.push(message);
       return "ignore";
     }
+    // Validators re-send the votes of an undecided height (rebroadcastMs): with many validators
+    // most votes that arrive are such copies (bench/consensusSim.ts), each worth a signature recovery.
+    if (message.kind === "vote" && this.votes?.holds(message) === true) return "accept";
     const signer = this.recover(body, message.signature);
     if (signer === undefined || this.votes?.isValidator(signer) !== true) return "reject";
     if (message.kind === "proposal") {
@@ -462,7 +465,8 @@ export class TendermintEngine {
   /** Line 55: +1/3 of the stake is already in a later round, so some honest validator is. */
   private roundToSkipTo(votes: HeightVotes): number | undefined {
     let target: number | undefined;
-    for (let r = this.round + 1; r <= this.round + 100; r++) {
+    for (const r of votes.votedIn()) {
+      if (r <= this.round || r > this.round + 100 || (target !== undefined && r < target)) continue;
       if (votes.hasOneThirdAny(r)) target = r;
     }
     return target;

@@ -25,6 +25,10 @@ export class HeightVotes {
   private readonly stakes: Map<string, number>;
   private readonly total: number;
   private readonly rounds = new Map<string, RoundVotes>();
+  /** The votes counted, by signature: a re-sent copy is known without recovering its signer. */
+  private readonly bySignature = new Map<string, SignedVote>();
+  /** Every round some vote was counted in (a handful): what a round skip looks through. */
+  private readonly votedRounds = new Set<number>();
 
   constructor(height: number, validators: readonly Validator[]) {
     this.height = height;
@@ -40,7 +44,7 @@ export class HeightVotes {
     const stake = this.stakes.get(validator);
     if (stake === undefined) throw new Error(`${validator} is not a validator of height ${this.height}`);
     const { type, round, block_hash } = signed.vote;
-    const votes = this.round(type, round);
+    const votes = this.entry(type, round);
     const previous = votes.byValidator.get(validator);
     if (previous !== undefined) {
       if (previous.vote.block_hash === block_hash) return { kind: "duplicate" };
@@ -49,31 +53,56 @@ export class HeightVotes {
     votes.byValidator.set(validator, signed);
     votes.stakeByHash.set(block_hash, (votes.stakeByHash.get(block_hash) ?? 0) + stake);
     votes.stake += stake;
+    this.bySignature.set(signed.signature, signed);
+    this.votedRounds.add(round);
     return { kind: "added" };
+  }
+
+  /**
+   * True when this very vote (the same body under the same signature) is already counted: a copy
+   * that a peer re-sent. Its signer is the one recovered when it was counted, so the caller may
+   * skip recovering it again.
+   */
+  holds(signed: SignedVote): boolean {
+    const held = this.bySignature.get(signed.signature)?.vote;
+    const vote = signed.vote;
+    return (
+      held !== undefined &&
+      held.type === vote.type &&
+      held.chain_id === vote.chain_id &&
+      held.height === vote.height &&
+      held.round === vote.round &&
+      held.block_hash === vote.block_hash
+    );
   }
 
   /** The block hash ("" for nil) that more than 2/3 of the stake voted for in this round, if any. */
   quorumFor(type: VoteType, round: number): string | undefined {
-    for (const [hash, stake] of this.round(type, round).stakeByHash) {
+    for (const [hash, stake] of this.peek(type, round).stakeByHash) {
       if (isQuorum(stake, this.total)) return hash;
     }
     return undefined;
   }
 
   hasQuorumFor(type: VoteType, round: number, hash: string): boolean {
-    return isQuorum(this.round(type, round).stakeByHash.get(hash) ?? 0, this.total);
+    return isQuorum(this.peek(type, round).stakeByHash.get(hash) ?? 0, this.total);
   }
 
   /** More than 2/3 of the stake voted in this round, for anything. */
   hasQuorumAny(type: VoteType, round: number): boolean {
-    return isQuorum(this.round(type, round).stake, this.total);
+    return isQuorum(this.peek(type, round).stake, this.total);
+  }
+
+  /** The rounds in which some vote is counted. */
+  votedIn(): ReadonlySet<number> {
+    return this.votedRounds;
   }
 
   /** More than 1/3 of the stake sent some vote in `round`: at least one honest validator is there. */
   hasOneThirdAny(round: number): boolean {
     const voters = new Set([
-      ...this.round("prevote", round).byValidator.keys(),
-      ...this.round("precommit", round).byValidator.keys(),
+      ...this.peek("prevote", round).byValidator.keys(),
+      ...this.peek("precommit", round).byValidator.keys(),
     ]);
     let stake = 0;
     for (const v of voters) stake += this.stakes.get(v) ?? 0;
@@ -83,7 +112,7 @@ export class HeightVotes {
   /** The signatures of the precommits for `hash` in `round`: a commit certificate. */
   precommitSignatures(round: number, hash: string): string[] {
     const signatures: string[] = [];
-    for (const signed of this.round("precommit", round).byValidator.values()) {
+    for (const signed of this.peek("precommit", round).byValidator.values()) {
       if (signed.vote.block_hash === hash) signatures.push(signed.signature);
     }
     return signatures;
@@ -94,7 +123,8 @@ export class HeightVotes {
     return [...this.rounds.values()].flatMap((r) => [...r.byValidator.values()]);
   }
 
-  private round(type: VoteType, round: number): RoundVotes {
+  /** The votes of one type and round, created empty when there are none yet. */
+  private entry(type: VoteType, round: number): RoundVotes {
     const key = `${type}/${round}`;
     let votes = this.rounds.get(key);
     if (votes === undefined) {
@@ -103,4 +133,11 @@ export class HeightVotes {
     }
     return votes;
   }
+
+  /** The votes of one type and round, for reading (nothing is created for a query). */
+  private peek(type: VoteType, round: number): RoundVotes {
+    return this.rounds.get(`${type}/${round}`) ?? NO_VOTES;
+  }
 }
+
+const NO_VOTES = new RoundVotes();

@@ -9,6 +9,7 @@ import {
   ConsensusSigner,
   type Evidence,
   ProposerSchedule,
+  recoverBodySigner,
   signBody,
   TendermintEngine,
   type VoteType,
@@ -59,6 +60,8 @@ export class Scenario {
   readonly evidence: Evidence[] = [];
   readonly behind: number[] = [];
   readonly warnings: string[] = [];
+  /** Signatures the engine recovered a signer from. */
+  recoveries = 0;
   /** Heights for which the engine built a block of its own. */
   readonly built: number[] = [];
   /** Block hashes the host judges invalid. */
@@ -92,6 +95,10 @@ export class Scenario {
       timeouts: SCENARIO_TIMEOUTS,
       signer: this.signer,
       scheduler: this.clock,
+      recover: (body, signature) => {
+        this.recoveries++;
+        return recoverBodySigner(body, signature);
+      },
     });
   }
 
@@ -166,7 +173,7 @@ export class Scenario {
     const started = this.clock.now();
     await this.settle();
     while (!done()) {
-      if (!this.clock.fireNext(started + limitMs)) throw new Error(`never happened: ${what}`);
+      if (this.clock.fireNext(started + limitMs) === undefined) throw new Error(`never happened: ${what}`);
       await this.settle();
     }
     return this.clock.now() - started;

@@ -229,6 +229,20 @@ describe("Tendermint scenarios on a manual clock (Algorithm 1)", () => {
       assert.equal(waited, T.voteMs, "+2/3 of any prevotes (A, nil, nil): timeoutPrevote");
     }));
 
+  it("takes a re-sent copy of a vote it holds without recovering its signer again", () =>
+    play({ us: proposesNoneBelow(1) }, async (s) => {
+      const [a] = s.others();
+      const vote = s.vote(a!, "prevote", 1, 0, "");
+      assert.deepEqual(await s.deliver(vote), ["accept"]);
+      const recovered = s.recoveries;
+      assert.deepEqual(await s.deliver(vote, vote), ["accept", "accept"]);
+      assert.equal(s.recoveries, recovered, "copies are known by signature and body");
+      // The same signature over another body is checked, and fails.
+      const moved = { ...vote, vote: { ...vote.vote, round: 1 } };
+      assert.deepEqual(await s.deliver(moved), ["reject"]);
+      assert.equal(s.recoveries, recovered + 1);
+    }));
+
   it("ignores late votes for a height already decided", () =>
     play({ us: proposesNoneBelow(1) }, async (s) => {
       const { hash } = await lockInRoundZero(s);
