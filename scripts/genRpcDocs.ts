@@ -12,63 +12,22 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  EXEC_FAILURE_CODES,
-  GENESIS_PROPOSER,
-  TX_REJECT_REASONS,
-  type TxRejectReason,
-} from "../src/chain/index.ts";
+import { EXEC_FAILURE_CODES, GENESIS_PROPOSER, TX_REJECT_REASONS } from "../src/chain/index.ts";
 import type { DerivedAccount } from "../src/crypto/index.ts";
-import { devAccounts, devGenesis } from "../src/node/index.ts";
+import { defaultNodeOptions, devAccounts, devGenesis, SETTINGS } from "../src/node/index.ts";
 import {
-  createRoutes,
+  COMMON_ERRORS,
   DISCOVER_METHOD,
-  defaultRpcServerOptions,
+  type DocumentedMethod,
+  METHOD_LIST,
+  type MethodErrorDoc,
   RPC_ERROR_CODES,
-  type Route,
-  type RpcContext,
+  TX_REJECT_REASON_DETAILS,
 } from "../src/rpc/index.ts";
-import { defaultTxPoolOptions } from "../src/txpool/index.ts";
 import { signTx, startTestNode, type TestNode, transferBody, waitFor } from "../test/helpers/testNode.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const OUTPUT = resolve(ROOT, "docs/rpc.md");
-
-// ---------------------------------------------------------------------------------------------
-// Routes without a node: the table only needs a context to close over; no handler runs here.
-
-const notCalled = (): never => {
-  throw new Error("the documentation context is never called");
-};
-
-function documentationRoutes(): Map<string, Route> {
-  const context: RpcContext = {
-    chain: {
-      headNumber: notCalled,
-      getBlock: notCalled,
-      getBlockNumber: notCalled,
-      getConfirmedTx: notCalled,
-      balanceOf: notCalled,
-      stakeOf: notCalled,
-      nonceOf: notCalled,
-      isValidator: notCalled,
-    },
-    pool: { submit: notCalled, submitBatch: notCalled, pending: notCalled, getPending: notCalled },
-    network: {
-      listening: notCalled,
-      peerCount: notCalled,
-      syncing: notCalled,
-      networkId: notCalled,
-      chainId: notCalled,
-      nodeInfo: notCalled,
-    },
-    limits: {
-      maxBlockRange: defaultRpcServerOptions.maxBlockRange,
-      maxBatchItems: defaultRpcServerOptions.maxBatchItems,
-    },
-  };
-  return createRoutes(context);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Reading JSON Schema (TypeBox schemas are plain JSON Schema objects).
@@ -157,103 +116,46 @@ function paramRows(schema: JsonObject, prefix = "", rows: ParamRow[] = []): Para
 }
 
 // ---------------------------------------------------------------------------------------------
-// Errors: codes and reasons come from the code (RPC_ERROR_CODES, TX_REJECT_REASONS); which method
-// raises which is stated here, next to the method table it is checked against.
-
-interface ErrorDoc {
-  code: number;
-  reason: string | undefined;
-  when: string;
-}
+// Errors and limits: which method raises which error is in the method table (src/rpc/errorDocs.ts);
+// limits and their defaults are read off the settings table (src/node/settings.ts).
 
 const C = RPC_ERROR_CODES;
-const RPC = defaultRpcServerOptions;
-const POOL = defaultTxPoolOptions;
+const DEFAULTS = defaultNodeOptions("/nonexistent-home");
 const GENESIS = devGenesis(devAccounts(), 0);
 
-/** Why each rejection happens. Typed by the closed union: a new reason cannot go undocumented. */
-const REJECT_REASON_DOCS: Record<TxRejectReason, string> = {
-  invalid_signature: "The signature is malformed, high-s, or no key recovers from it.",
-  wrong_chain_id: "The signature's v does not encode this node's chain id (see `net_chainId`).",
-  hash_mismatch: "The hash inside the signature is not the hash of the submitted body.",
-  nonce_too_low:
-    "The nonce is below the sender's next nonce (committed nonce plus the sender's pending ordered transactions). `data.expected`, `data.actual`.",
-  nonce_too_high:
-    "The nonce is above the sender's next nonce; there is no queue for future nonces. `data.expected`, `data.actual`.",
-  already_known:
-    "A transaction with this hash is pending or committed (an unordered one can never be replayed).",
-  stale_timestamp:
-    "An unordered transaction (nonce -1) has a timestamp outside the node's clock ± the replay window. `data.expected` (node clock), `data.actual`.",
-  tx_too_large:
-    "The canonical JSON of the body exceeds the transaction size limit. `data.expected` (limit), `data.actual`.",
-  pool_full: "The pool holds its limit of pending transactions.",
-  account_pool_full: "The sender holds its limit of pending transactions.",
-  permission_denied:
-    "The sender may not write `operation.ref` (see the path table), or the transfer/staking key was already used (committed or pending).",
-  insufficient_balance:
-    "The amount exceeds the committed balance minus the sender's pending debits (or an unstake exceeds the stake). `data.expected` (amount), `data.actual` (available).",
-  invalid_operation:
-    'The operation is not exactly `{type: "SET_VALUE", ref, value}`, its path is malformed, its amount is not a valid safe integer, or its value nests too deep.',
+/** A setting's name and default, from src/node/settings.ts; throws for a key that does not exist. */
+function setting(section: string, key: string): { name: string; value: number } {
+  const found = SETTINGS.find((s) => s.section === section && s.key === key);
+  if (found === undefined) throw new Error(`no setting ${section}.${key} in src/node/settings.ts`);
+  const value = found.get(DEFAULTS);
+  if (typeof value !== "number") throw new Error(`${section}.${key} is not a number`);
+  return { name: `\`${section}.${key}\``, value };
+}
+
+const RPC = {
+  maxBodyBytes: setting("rpc", "max_body_bytes"),
+  maxBatchItems: setting("rpc", "max_batch_items"),
+  maxBlockRange: setting("rpc", "max_block_range"),
+  maxResponseBytes: setting("rpc", "max_response_bytes"),
+  maxBufferedBytes: setting("rpc", "max_buffered_bytes"),
+  headersTimeoutMs: setting("rpc", "headers_timeout_ms"),
+  requestTimeoutMs: setting("rpc", "request_timeout_ms"),
 };
-
-/** Errors every method can return. */
-const COMMON_ERRORS: readonly ErrorDoc[] = [
-  {
-    code: C.invalidParams,
-    reason: "invalid_params",
-    when: "`params` is not an object, has an unknown member, or a member is missing, mistyped or out of range (`data.path` names it).",
-  },
-  {
-    code: C.limitExceeded,
-    reason: "response_too_large",
-    when: `The serialized result would exceed ${bytes(RPC.maxResponseBytes)}.`,
-  },
-  {
-    code: C.internalError,
-    reason: undefined,
-    when: "An internal fault; `data.fault_id` finds it in the node's log.",
-  },
-];
-
-const RANGE_ERRORS: readonly ErrorDoc[] = [
-  { code: C.invalidParams, reason: "invalid_params", when: "`from` is greater than `to`." },
-  {
-    code: C.limitExceeded,
-    reason: "range_too_large",
-    when: `\`to − from + 1\` exceeds ${RPC.maxBlockRange} blocks (\`data.limit\`).`,
-  },
-];
-
-const rejectErrors = (suffix: string): ErrorDoc[] =>
-  TX_REJECT_REASONS.map((reason) => ({
-    code: C.txRejected,
-    reason,
-    when: `${REJECT_REASON_DOCS[reason]}${suffix}`,
-  }));
-
-/** Errors beyond COMMON_ERRORS, by method. Every key must be a route (checked at generation). */
-const METHOD_ERRORS: Readonly<Record<string, readonly ErrorDoc[]>> = {
-  chain_getBlocks: RANGE_ERRORS,
-  chain_getBlockHeaders: RANGE_ERRORS,
-  chain_sendSignedTransaction: rejectErrors(""),
-  chain_sendSignedTransactionBatch: [
-    {
-      code: C.invalidRequest,
-      reason: "batch_too_large",
-      when: `\`tx_list\` has more than ${RPC.maxBatchItems} entries.`,
-    },
-    ...rejectErrors(" `data.index` names the first failing entry; nothing is admitted."),
-  ],
+const POOL = {
+  maxTxs: setting("pool", "max_txs"),
+  maxTxsPerAccount: setting("pool", "max_txs_per_account"),
+  replayWindowMs: setting("pool", "replay_window_ms"),
 };
 
 /** The method's own errors, then the common ones; one row per code and reason. */
-function errorsOf(name: string): ErrorDoc[] {
-  const rows: ErrorDoc[] = [];
-  for (const doc of [...(METHOD_ERRORS[name] ?? []), ...COMMON_ERRORS]) {
+function errorsOf(name: string): MethodErrorDoc[] {
+  const rows: MethodErrorDoc[] = [];
+  const own = METHOD_LIST.find((m) => m.name === name)?.spec.errors ?? [];
+  for (const doc of [...own, ...COMMON_ERRORS]) {
     const same = rows.findIndex((row) => row.code === doc.code && row.reason === doc.reason);
     const existing = rows[same];
     if (existing === undefined) rows.push(doc);
-    else rows[same] = { ...existing, when: `${existing.when} Or: ${doc.when}` };
+    else rows[same] = { ...existing, detail: `${existing.detail} Or: ${doc.detail}` };
   }
   return rows;
 }
@@ -652,11 +554,11 @@ function bytes(n: number): string {
 
 const json = (value: unknown): string => ["```json", JSON.stringify(value, null, 2), "```"].join("\n");
 
-const codeCell = (doc: ErrorDoc): string => `${doc.code}`;
-const reasonCell = (doc: ErrorDoc): string => (doc.reason === undefined ? "—" : `\`${doc.reason}\``);
+const codeCell = (doc: MethodErrorDoc): string => `${doc.code}`;
+const reasonCell = (doc: MethodErrorDoc): string => (doc.reason === undefined ? "—" : `\`${doc.reason}\``);
 
-function renderParams(route: Route): string {
-  const schema = mustObject(route.definition.params, `params schema of ${route.name}`);
+function renderParams(method: DocumentedMethod): string {
+  const schema = mustObject(method.spec.params, `params schema of ${method.name}`);
   const rows = paramRows(schema);
   if (rows.length === 0) {
     return "**Params:** none. Omit `params` or send `{}`; any member is refused with -32602.";
@@ -684,7 +586,7 @@ function renderErrors(name: string): string {
     "",
     "| Code | data.reason | When |",
     "|---|---|---|",
-    ...errorsOf(name).map((doc) => `| ${codeCell(doc)} | ${reasonCell(doc)} | ${cell(doc.when)} |`),
+    ...errorsOf(name).map((doc) => `| ${codeCell(doc)} | ${reasonCell(doc)} | ${cell(doc.detail)} |`),
   ].join("\n");
 }
 
@@ -706,27 +608,27 @@ function renderExample(title: string, ex: Exchange): string {
   return [`**${title}:**`, "", json(ex.request), "", json(ex.response)].join("\n");
 }
 
-function renderMethod(route: Route, captured: Captured): string {
-  const captive = captured.examples.get(route.name);
-  if (captive === undefined) throw new Error(`no example was captured for ${route.name}`);
-  const discovery = route.name === DISCOVER_METHOD ? abbreviatedDiscovery(captive) : undefined;
+function renderMethod(method: DocumentedMethod, captured: Captured): string {
+  const captive = captured.examples.get(method.name);
+  if (captive === undefined) throw new Error(`no example was captured for ${method.name}`);
+  const discovery = method.name === DISCOVER_METHOD ? abbreviatedDiscovery(captive) : undefined;
   const example = discovery?.exchange ?? captive;
   const parts = [
-    `### ${route.name}`,
+    `### ${method.name}`,
     "",
-    route.definition.summary,
+    method.spec.summary,
     "",
-    renderParams(route),
+    renderParams(method),
     "",
-    `**Result:** \`${route.definition.result}\`${resultLink(route.definition.result)}`,
+    `**Result:** \`${method.spec.result}\`${resultLink(method.spec.result)}`,
     "",
-    renderErrors(route.name),
+    renderErrors(method.name),
     "",
-    ...(EXAMPLE_NOTES[route.name] === undefined ? [] : [EXAMPLE_NOTES[route.name] as string, ""]),
+    ...(EXAMPLE_NOTES[method.name] === undefined ? [] : [EXAMPLE_NOTES[method.name] as string, ""]),
     ...(discovery === undefined ? [] : [discovery.note, ""]),
     renderExample("Example", example),
   ];
-  if (route.name === "chain_sendSignedTransaction") {
+  if (method.name === "chain_sendSignedTransaction") {
     parts.push("", renderExample("Error example (a second transaction with nonce 0)", captured.rejection));
   }
   parts.push("");
@@ -757,8 +659,8 @@ function resultLink(result: string): string {
 // ---------------------------------------------------------------------------------------------
 // The document.
 
-function renderErrorTable(routes: ReadonlyMap<string, Route>): string {
-  const names = [...routes.keys()];
+function renderErrorTable(): string {
+  const names = METHOD_LIST.map((m) => m.name);
   const methodsRaising = (code: number, reason: string | undefined): string => {
     const raising = names.filter((name) =>
       errorsOf(name).some((doc) => doc.code === code && doc.reason === reason),
@@ -777,7 +679,7 @@ function renderErrorTable(routes: ReadonlyMap<string, Route>): string {
     [
       C.invalidRequest,
       "batch_too_large",
-      `A JSON-RPC batch of more than ${RPC.maxBatchItems} requests (transport); a \`tx_list\` of more than ${RPC.maxBatchItems} entries.`,
+      `A JSON-RPC batch of more than ${RPC.maxBatchItems.value} requests (transport); a \`tx_list\` of more than ${RPC.maxBatchItems.value} entries.`,
       methodsRaising(C.invalidRequest, "batch_too_large"),
     ],
     [C.methodNotFound, undefined, "Unknown method.", "— (transport)"],
@@ -796,25 +698,25 @@ function renderErrorTable(routes: ReadonlyMap<string, Route>): string {
     ...TX_REJECT_REASONS.map((reason): [number, string, string, string] => [
       C.txRejected,
       reason,
-      REJECT_REASON_DOCS[reason],
+      TX_REJECT_REASON_DETAILS[reason],
       methodsRaising(C.txRejected, reason),
     ]),
     [
       C.limitExceeded,
       "range_too_large",
-      `More than ${RPC.maxBlockRange} blocks asked for.`,
+      `More than ${RPC.maxBlockRange.value} blocks asked for.`,
       methodsRaising(C.limitExceeded, "range_too_large"),
     ],
     [
       C.limitExceeded,
       "response_too_large",
-      `A result over ${bytes(RPC.maxResponseBytes)}.`,
+      `A result over ${bytes(RPC.maxResponseBytes.value)}.`,
       methodsRaising(C.limitExceeded, "response_too_large"),
     ],
     [
       C.limitExceeded,
       "body_too_large",
-      `A request body over ${bytes(RPC.maxBodyBytes)} (with HTTP 413).`,
+      `A request body over ${bytes(RPC.maxBodyBytes.value)} (with HTTP 413).`,
       "— (transport)",
     ],
   ];
@@ -832,44 +734,44 @@ function renderLimits(): string {
   const rows: [string, string, string, string][] = [
     [
       "HTTP request body",
-      bytes(RPC.maxBodyBytes),
-      "`rpc.max_body_bytes`",
+      bytes(RPC.maxBodyBytes.value),
+      RPC.maxBodyBytes.name,
       "HTTP 413, -32005 `body_too_large`",
     ],
     [
       "Requests in a JSON-RPC batch",
-      String(RPC.maxBatchItems),
-      "`rpc.max_batch_items`",
+      String(RPC.maxBatchItems.value),
+      RPC.maxBatchItems.name,
       "-32600 `batch_too_large`",
     ],
     [
       "Entries of `tx_list` (`chain_sendSignedTransactionBatch`)",
-      String(RPC.maxBatchItems),
-      "`rpc.max_batch_items`",
+      String(RPC.maxBatchItems.value),
+      RPC.maxBatchItems.name,
       "-32600 `batch_too_large`",
     ],
     [
       "`chain_getBlocks` / `chain_getBlockHeaders` range (inclusive `from`..`to`)",
-      `${RPC.maxBlockRange} blocks`,
-      "`rpc.max_block_range`",
+      `${RPC.maxBlockRange.value} blocks`,
+      RPC.maxBlockRange.name,
       "-32005 `range_too_large`",
     ],
     [
       "Serialized result of one call, and the results of one batch together",
-      bytes(RPC.maxResponseBytes),
-      "`rpc.max_response_bytes`",
+      bytes(RPC.maxResponseBytes.value),
+      RPC.maxResponseBytes.name,
       "-32005 `response_too_large` (in a batch: the calls past the budget, which do not run)",
     ],
     [
       "Time to send the request head / the whole request",
-      `${RPC.headersTimeoutMs / 1000} s / ${RPC.requestTimeoutMs / 1000} s`,
-      "`rpc.headers_timeout_ms`, `rpc.request_timeout_ms`",
+      `${RPC.headersTimeoutMs.value / 1000} s / ${RPC.requestTimeoutMs.value / 1000} s`,
+      `${RPC.headersTimeoutMs.name}, ${RPC.requestTimeoutMs.name}`,
       "HTTP 408, connection closed",
     ],
     [
       "Reply bytes held for clients that do not read (all connections)",
-      bytes(RPC.maxBufferedBytes),
-      "`rpc.max_buffered_bytes`",
+      bytes(RPC.maxBufferedBytes.value),
+      RPC.maxBufferedBytes.name,
       "the connections that fell behind first are closed",
     ],
     [
@@ -878,17 +780,17 @@ function renderLimits(): string {
       "genesis `consensus.max_tx_bytes`",
       "-32003 `tx_too_large`",
     ],
-    ["Pending transactions in the pool", String(POOL.maxPoolTxs), "`pool.max_txs`", "-32003 `pool_full`"],
+    ["Pending transactions in the pool", String(POOL.maxTxs.value), POOL.maxTxs.name, "-32003 `pool_full`"],
     [
       "Pending transactions of one sender",
-      String(POOL.maxPoolTxsPerAccount),
-      "`pool.max_txs_per_account`",
+      String(POOL.maxTxsPerAccount.value),
+      POOL.maxTxsPerAccount.name,
       "-32003 `account_pool_full`",
     ],
     [
       "Unordered replay window (nonce -1)",
-      `± ${POOL.replayWindowMs / 60_000} min (${POOL.replayWindowMs} ms) of the node's clock`,
-      "`pool.replay_window_ms`",
+      `± ${POOL.replayWindowMs.value / 60_000} min (${POOL.replayWindowMs.value} ms) of the node's clock`,
+      POOL.replayWindowMs.name,
       "-32003 `stale_timestamp`",
     ],
   ];
@@ -899,10 +801,10 @@ function renderLimits(): string {
   ].join("\n");
 }
 
-function renderDocument(routes: ReadonlyMap<string, Route>, captured: Captured): string {
-  const names = [...routes.keys()];
-  for (const name of [...Object.keys(METHOD_ERRORS), ...Object.keys(EXAMPLE_NOTES)]) {
-    if (!routes.has(name)) throw new Error(`the generator names ${name}, which is not a route`);
+function renderDocument(captured: Captured): string {
+  const names = METHOD_LIST.map((m) => m.name);
+  for (const name of Object.keys(EXAMPLE_NOTES)) {
+    if (!names.includes(name)) throw new Error(`the generator names ${name}, which is not a method`);
   }
   const script = relative(ROOT, fileURLToPath(import.meta.url));
   const execCodes = Object.entries(EXEC_FAILURE_CODES)
@@ -946,19 +848,23 @@ function renderDocument(routes: ReadonlyMap<string, Route>, captured: Captured):
     "  a number, a string or null and is echoed in the reply.",
     "- A reply carries `result` or `error` (`{code, message, data?}`, with `data.reason` a stable",
     "  string). Bad input never gets HTTP 500, an HTML page, or a successful result carrying an error.",
-    `- **Batches:** a JSON array of up to ${RPC.maxBatchItems} requests is answered with an array of replies`,
+    `- **Batches:** a JSON array of up to ${RPC.maxBatchItems.value} requests is answered with an array of replies`,
     "  (calls start in the order written). An empty batch is a single -32600 error; a longer one is",
     "  one -32600 `batch_too_large` error.",
     "- **Notifications:** a request without `id` is executed but gets no reply entry; a request or",
     "  batch made only of notifications gets HTTP 204 with an empty body.",
     "- **HTTP statuses:** 200 for every JSON-RPC reply (errors included, and -32700 for a body that",
-    `  is not JSON); 204 as above; 413 for a body over ${bytes(RPC.maxBodyBytes)}; 415 for a content type`,
+    `  is not JSON); 204 as above; 413 for a body over ${bytes(RPC.maxBodyBytes.value)}; 415 for a content type`,
     "  that is not JSON; 405 for methods other than POST and OPTIONS, with `Allow: POST, OPTIONS` (on",
     "  `/`, which also answers `GET` with a short page linking the explorer: `Allow: GET, POST, OPTIONS`); `OPTIONS`",
     "  gets 204 with the same `Allow`; 404 for any other path. The",
     "  4xx replies carry a JSON-RPC error body with `id: null`.",
     "- The node binds RPC to 127.0.0.1 unless configured otherwise; CORS headers are sent only when",
-    "  enabled (`rpc.cors`, on in dev mode).",
+    "  enabled (`rpc.cors`, on in dev mode): then every reply carries `Access-Control-Allow-Origin: *`,",
+    "  and the answer to a preflight (`OPTIONS`) adds `Access-Control-Allow-Methods: POST, OPTIONS`,",
+    "  `Access-Control-Allow-Headers: Content-Type` and `Access-Control-Max-Age: 7200` (a browser asks",
+    "  once per two hours, not before every call). The allow headers count only in a preflight's answer",
+    "  (Fetch standard), so calls do not carry them.",
     "- **Discovery:** `rpc.discover` returns this API as an [OpenRPC](https://spec.open-rpc.org) 1.3",
     "  document, generated from the same schemas that validate requests and describe results.",
     "- Beside JSON-RPC, the port serves `GET /health`, `GET /ready` and (when enabled) `GET /metrics`:",
@@ -1012,7 +918,7 @@ function renderDocument(routes: ReadonlyMap<string, Route>, captured: Captured):
     "  sender is recovered from the signature; a body never names it.",
     "- nonce: an ordered transaction carries the sender's next nonce: `chain_getNonce` plus the",
     "  sender's ordered transactions already pending. -1 marks an unordered transaction: its",
-    `  timestamp must lie within ± ${POOL.replayWindowMs / 60_000} min of the node's clock, and its hash can never be committed twice.`,
+    `  timestamp must lie within ± ${POOL.replayWindowMs.value / 60_000} min of the node's clock, and its hash can never be committed twice.`,
     "- Every check runs before the hash is returned (shape, size, signature, chain id, already known,",
     "  nonce, timestamp, pool room, and the operation's permission and balance against the pending",
     "  state). A refused transaction is not admitted and the error says why (-32003).",
@@ -1033,7 +939,7 @@ function renderDocument(routes: ReadonlyMap<string, Route>, captured: Captured):
     "message is for people and may change). Transaction rejections may carry `data.expected` and",
     "`data.actual`; a rejection inside `chain_sendSignedTransactionBatch` carries `data.index`.",
     "",
-    renderErrorTable(routes),
+    renderErrorTable(),
     "",
     "## Limits",
     "",
@@ -1043,22 +949,21 @@ function renderDocument(routes: ReadonlyMap<string, Route>, captured: Captured):
     "",
     "## Methods",
     "",
-    "In the order of the method table (`createRoutes`). Every method may also return -32602",
+    "In the order of the method table (`METHODS` in src/rpc/routes.ts). Every method may also return -32602",
     "`invalid_params`, -32005 `response_too_large` and -32603; they are listed in each table.",
     "",
-    ...names.map((name) => renderMethod(routes.get(name) as Route, captured)),
+    ...METHOD_LIST.map((method) => renderMethod(method, captured)),
   ];
   return `${sections.join("\n").trimEnd()}\n`;
 }
 
 async function main(): Promise<void> {
-  const routes = documentationRoutes();
   const captured = await captureExamples();
-  const document = renderDocument(routes, captured);
+  const document = renderDocument(captured);
   mkdirSync(dirname(OUTPUT), { recursive: true });
   writeFileSync(OUTPUT, document);
   process.stdout.write(
-    `wrote ${relative(ROOT, OUTPUT)}: ${routes.size} methods, ${document.length} characters\n`,
+    `wrote ${relative(ROOT, OUTPUT)}: ${METHOD_LIST.length} methods, ${document.length} characters\n`,
   );
 }
 

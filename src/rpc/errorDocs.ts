@@ -1,40 +1,104 @@
-import { TX_REJECT_REASONS } from "../chain/index.ts";
+import { TX_REJECT_REASONS, type TxRejectReason } from "../chain/index.ts";
 import { RPC_ERROR_CODES, type RpcErrorCode } from "./errors.ts";
 
 /**
- * Which errors a method can answer with, as data for the OpenRPC document: one entry per code and
- * `data.reason`. The prose reference (docs/rpc.md) explains each reason at length.
+ * Which errors a method can answer with, as data: one entry per code and `data.reason`. The
+ * OpenRPC document (rpc.discover) carries `message`; docs/rpc.md (scripts/genRpcDocs.ts) carries
+ * `detail`. Limits are named by their setting, not restated: docs/rpc.md's limits table gives
+ * their defaults from node/settings.ts.
  */
 export interface MethodErrorDoc {
   code: RpcErrorCode;
   message: string;
   /** The stable `data.reason`, where the code has one. */
   reason?: string;
+  /** When it happens, in full (Markdown). */
+  detail: string;
 }
 
 const C = RPC_ERROR_CODES;
 
 /** What any method can answer, whatever it does. */
 export const COMMON_ERRORS: readonly MethodErrorDoc[] = [
-  { code: C.invalidParams, reason: "invalid_params", message: "params missing, unknown or mistyped" },
-  { code: C.limitExceeded, reason: "response_too_large", message: "the result exceeds the response limit" },
-  { code: C.internalError, message: "internal fault; data.fault_id finds it in the node's log" },
+  {
+    code: C.invalidParams,
+    reason: "invalid_params",
+    message: "params missing, unknown or mistyped",
+    detail:
+      "`params` is not an object, has an unknown member, or a member is missing, mistyped or out of range (`data.path` names it).",
+  },
+  {
+    code: C.limitExceeded,
+    reason: "response_too_large",
+    message: "the result exceeds the response limit",
+    detail: "The serialized result would exceed the response limit (`rpc.max_response_bytes`).",
+  },
+  {
+    code: C.internalError,
+    message: "internal fault; data.fault_id finds it in the node's log",
+    detail: "An internal fault; `data.fault_id` finds it in the node's log.",
+  },
 ];
 
 /** chain_getBlocks, chain_getBlockHeaders. */
 export const RANGE_ERRORS: readonly MethodErrorDoc[] = [
-  { code: C.limitExceeded, reason: "range_too_large", message: "to − from + 1 exceeds the range limit" },
+  {
+    code: C.invalidParams,
+    reason: "invalid_params",
+    message: "params missing, unknown or mistyped, or from greater than to",
+    detail: "`from` is greater than `to`.",
+  },
+  {
+    code: C.limitExceeded,
+    reason: "range_too_large",
+    message: "to − from + 1 exceeds the range limit",
+    detail: "`to − from + 1` exceeds the block range limit (`rpc.max_block_range`, given as `data.limit`).",
+  },
 ];
 
-/** Every reason admission can refuse a transaction for (DESIGN.md §3). */
-export const TX_REJECTED_ERRORS: readonly MethodErrorDoc[] = TX_REJECT_REASONS.map((reason) => ({
-  code: C.txRejected,
-  reason,
-  message: `transaction rejected: ${reason}`,
-}));
-
-export const BATCH_TOO_LARGE_ERROR: MethodErrorDoc = {
-  code: C.invalidRequest,
-  reason: "batch_too_large",
-  message: "tx_list has more entries than the batch limit",
+/** Why each rejection happens. Typed by the closed union: a new reason cannot go undocumented. */
+export const TX_REJECT_REASON_DETAILS: Readonly<Record<TxRejectReason, string>> = {
+  invalid_signature: "The signature is malformed, high-s, or no key recovers from it.",
+  wrong_chain_id: "The signature's v does not encode this node's chain id (see `net_chainId`).",
+  hash_mismatch: "The hash inside the signature is not the hash of the submitted body.",
+  nonce_too_low:
+    "The nonce is below the sender's next nonce (committed nonce plus the sender's pending ordered transactions). `data.expected`, `data.actual`.",
+  nonce_too_high:
+    "The nonce is above the sender's next nonce; there is no queue for future nonces. `data.expected`, `data.actual`.",
+  already_known:
+    "A transaction with this hash is pending or committed (an unordered one can never be replayed).",
+  stale_timestamp:
+    "An unordered transaction (nonce -1) has a timestamp outside the node's clock ± the replay window. `data.expected` (node clock), `data.actual`.",
+  tx_too_large:
+    "The canonical JSON of the body exceeds the transaction size limit. `data.expected` (limit), `data.actual`.",
+  pool_full: "The pool holds its limit of pending transactions.",
+  account_pool_full: "The sender holds its limit of pending transactions.",
+  permission_denied:
+    "The sender may not write `operation.ref` (see the path table), or the transfer/staking key was already used (committed or pending).",
+  insufficient_balance:
+    "The amount exceeds the committed balance minus the sender's pending debits (or an unstake exceeds the stake). `data.expected` (amount), `data.actual` (available).",
+  invalid_operation:
+    'The operation is not exactly `{type: "SET_VALUE", ref, value}`, its path is malformed, its amount is not a valid safe integer, or its value nests too deep.',
 };
+
+const txRejected = (suffix: string): MethodErrorDoc[] =>
+  TX_REJECT_REASONS.map((reason) => ({
+    code: C.txRejected,
+    reason,
+    message: `transaction rejected: ${reason}`,
+    detail: `${TX_REJECT_REASON_DETAILS[reason]}${suffix}`,
+  }));
+
+/** Every reason admission can refuse a transaction for (DESIGN.md §3): chain_sendSignedTransaction. */
+export const TX_REJECTED_ERRORS: readonly MethodErrorDoc[] = txRejected("");
+
+/** chain_sendSignedTransactionBatch: the same reasons, for the first failing entry, and the batch limit. */
+export const BATCH_ERRORS: readonly MethodErrorDoc[] = [
+  {
+    code: C.invalidRequest,
+    reason: "batch_too_large",
+    message: "tx_list has more entries than the batch limit",
+    detail: "`tx_list` has more entries than the batch limit (`rpc.max_batch_items`).",
+  },
+  ...txRejected(" `data.index` names the first failing entry; nothing is admitted."),
+];

@@ -5,11 +5,12 @@
  * call the narrow views in types.ts, which node/ supplies.
  */
 export { RPC_ERROR_CODES, RpcError } from "./errors.ts";
-export type { MethodErrorDoc } from "./errorDocs.ts";
-export type { MethodDefinition } from "./method.ts";
+export { COMMON_ERRORS, type MethodErrorDoc, TX_REJECT_REASON_DETAILS } from "./errorDocs.ts";
+export type { MethodDefinition, MethodSpec } from "./method.ts";
 export {
   createOpenRpcDocument,
   DISCOVER_METHOD,
+  type DocumentedMethod,
   type JsonSchema,
   OPENRPC_VERSION,
   type OpenRpcDocument,
@@ -18,7 +19,7 @@ export {
 } from "./openrpc.ts";
 export { defaultRpcServerOptions, type RpcServerHooks, type RpcServerOptions } from "./options.ts";
 export { WEBSOCKET_ONLY_REASON, websocketOnlyRoutes } from "./methods/subscription.ts";
-export { createRoutes, type Route } from "./routes.ts";
+export { createRoutes, METHOD_LIST, METHODS, type MethodName, type Route } from "./routes.ts";
 export { type HttpHandler, RpcServer, type UpgradeHandler } from "./server.ts";
 export {
   NOTIFICATION_METHOD,

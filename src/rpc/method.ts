@@ -1,8 +1,12 @@
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { MethodErrorDoc } from "./errorDocs.ts";
 
-/** One JSON-RPC method: its params schema, a one-line doc, and the handler. */
-export interface MethodDefinition<S extends TSchema = TSchema> {
+/**
+ * What a JSON-RPC method is, apart from what it does: its params schema, a one-line doc, its
+ * result and the errors it raises. Static data (methods/<namespace>.ts), so listing the API,
+ * writing docs/rpc.md and building the OpenRPC document need no node.
+ */
+export interface MethodSpec<S extends TSchema = TSchema> {
   params: S;
   summary: string;
   /** What the result is, in the spec's words (used for docs). */
@@ -14,13 +18,18 @@ export interface MethodDefinition<S extends TSchema = TSchema> {
   resultSchema: TSchema;
   /**
    * Errors this method raises beyond those every method can (COMMON_ERRORS in errorDocs.ts),
-   * for the OpenRPC document.
+   * for the OpenRPC document and docs/rpc.md.
    */
   errors?: readonly MethodErrorDoc[];
-  handler(params: Static<S>): unknown;
 }
 
-/** Keeps the handler's params typed by its schema. */
-export function method<S extends TSchema>(definition: MethodDefinition<S>): MethodDefinition {
-  return definition as unknown as MethodDefinition;
+/** Method specs by full name (`chain_getBlockByHash`): the name is written where it is defined. */
+export type MethodTable = Readonly<Record<string, MethodSpec>>;
+
+/** One handler per method of a table, its params typed by the method's schema. */
+export type Handlers<T extends MethodTable> = { [K in keyof T]: (params: Static<T[K]["params"]>) => unknown };
+
+/** A method ready to run: its spec and the handler built from the node's context. */
+export interface MethodDefinition extends MethodSpec {
+  handler(params: unknown): unknown;
 }

@@ -1,6 +1,6 @@
 import type { TSchema } from "@sinclair/typebox";
 import { COMMON_ERRORS } from "./errorDocs.ts";
-import type { MethodDefinition } from "./method.ts";
+import type { MethodSpec } from "./method.ts";
 
 /**
  * The OpenRPC document (https://spec.open-rpc.org) of the method table, built from the same
@@ -45,10 +45,10 @@ export interface OpenRpcDocument {
   methods: OpenRpcMethod[];
 }
 
-/** What the generator reads of a route. */
+/** A method of the table, by its full name. */
 export interface DocumentedMethod {
   name: string;
-  definition: MethodDefinition;
+  spec: MethodSpec;
 }
 
 /** TypeBox marks its schemas with symbol keys (kind, optional); JSON text has none of them. */
@@ -72,10 +72,10 @@ function paramsOf(name: string, params: TSchema): ContentDescriptor[] {
 }
 
 /** The method's own errors first, then the common ones; one entry per code and reason. */
-function errorsOf(definition: MethodDefinition): OpenRpcError[] {
+function errorsOf(spec: MethodSpec): OpenRpcError[] {
   const seen = new Set<string>();
   const errors: OpenRpcError[] = [];
-  for (const doc of [...(definition.errors ?? []), ...COMMON_ERRORS]) {
+  for (const doc of [...(spec.errors ?? []), ...COMMON_ERRORS]) {
     const key = `${doc.code}/${doc.reason ?? ""}`;
     if (seen.has(key)) continue;
     seen.add(key);
@@ -88,20 +88,20 @@ function errorsOf(definition: MethodDefinition): OpenRpcError[] {
   return errors;
 }
 
-function methodOf({ name, definition }: DocumentedMethod): OpenRpcMethod {
+function methodOf({ name, spec }: DocumentedMethod): OpenRpcMethod {
   return {
     name,
-    summary: definition.summary,
+    summary: spec.summary,
     // chain_getBalance → chain, rpc.discover → rpc
     tags: [{ name: name.split(/[_.]/)[0] ?? name }],
     paramStructure: "by-name",
-    params: paramsOf(name, definition.params),
-    result: { name: "result", description: definition.result, schema: toJsonSchema(definition.resultSchema) },
-    errors: errorsOf(definition),
+    params: paramsOf(name, spec.params),
+    result: { name: "result", description: spec.result, schema: toJsonSchema(spec.resultSchema) },
+    errors: errorsOf(spec),
   };
 }
 
-/** The document for `methods` (the route table, in its order). */
+/** The document for `methods` (the method table, in its order). */
 export function createOpenRpcDocument(methods: Iterable<DocumentedMethod>, version: string): OpenRpcDocument {
   return {
     openrpc: OPENRPC_VERSION,

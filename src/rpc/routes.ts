@@ -1,11 +1,27 @@
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import type { TSchema } from "@sinclair/typebox";
-import type { MethodDefinition } from "./method.ts";
-import { chainMethods } from "./methods/chain.ts";
-import { netMethods } from "./methods/net.ts";
-import { discoverMethod } from "./methods/rpc.ts";
-import { DISCOVER_METHOD } from "./openrpc.ts";
+import type { Handlers, MethodDefinition, MethodTable } from "./method.ts";
+import { CHAIN_METHODS, chainHandlers } from "./methods/chain.ts";
+import { NET_METHODS, netHandlers } from "./methods/net.ts";
+import { RPC_METHODS, rpcHandlers } from "./methods/rpc.ts";
+import type { DocumentedMethod } from "./openrpc.ts";
 import type { RpcContext } from "./types.ts";
+
+/**
+ * The whole HTTP API in one table, in the order docs/rpc.md and rpc.discover list it: every
+ * `chain_*` method, then `net_*`, then `rpc.discover`. Each is defined (params, result, errors)
+ * under its full name in methods/<namespace>.ts, beside the handlers that the node's context
+ * makes for it.
+ */
+export const METHODS = { ...CHAIN_METHODS, ...NET_METHODS, ...RPC_METHODS } satisfies MethodTable;
+
+export type MethodName = keyof typeof METHODS;
+
+/** The table as a list of names and specs: no node needed. */
+export const METHOD_LIST: readonly DocumentedMethod[] = Object.entries(METHODS).map(([name, spec]) => ({
+  name,
+  spec,
+}));
 
 /** A method ready to serve: its definition and its compiled params validator. */
 export interface Route {
@@ -14,33 +30,17 @@ export interface Route {
   check: TypeCheck<TSchema>;
 }
 
-const route = (name: string, definition: MethodDefinition): Route => ({
-  name,
-  definition,
-  check: TypeCompiler.Compile(definition.params),
-});
-
-/**
- * The whole API in one table: every `chain_*` and `net_*` method, by name, then `rpc.discover`,
- * whose name the OpenRPC spec fixes outside the namespaces.
- * Handlers live in methods/<namespace>.ts under the name without its prefix.
- */
+/** Joins each spec with its handler; a method without a handler does not type-check. */
 export function createRoutes(context: RpcContext): Map<string, Route> {
-  const namespaces: Record<string, Record<string, MethodDefinition>> = {
-    chain: chainMethods(context),
-    net: netMethods(context),
+  const handlers: Handlers<typeof METHODS> = {
+    ...chainHandlers(context),
+    ...netHandlers(context),
+    ...rpcHandlers(METHOD_LIST, () => context.network.nodeInfo().version),
   };
   const routes = new Map<string, Route>();
-  for (const [namespace, methods] of Object.entries(namespaces)) {
-    for (const [short, definition] of Object.entries(methods)) {
-      const name = `${namespace}_${short}`;
-      routes.set(name, route(name, definition));
-    }
+  for (const { name, spec } of METHOD_LIST) {
+    const handler = handlers[name as MethodName] as (params: unknown) => unknown;
+    routes.set(name, { name, definition: { ...spec, handler }, check: TypeCompiler.Compile(spec.params) });
   }
-  const discover = discoverMethod(
-    () => routes.values(),
-    () => context.network.nodeInfo().version,
-  );
-  routes.set(DISCOVER_METHOD, route(DISCOVER_METHOD, discover));
   return routes;
 }

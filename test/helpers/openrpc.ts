@@ -1,6 +1,5 @@
 import { createRequire } from "node:module";
 import { Ajv, type ValidateFunction } from "ajv";
-import { defaultRpcServerOptions, type RpcContext } from "../../src/rpc/index.ts";
 
 /**
  * Validators for the OpenRPC document and the result schemas it carries, with Ajv (draft-07).
@@ -35,34 +34,3 @@ export function resultValidators(): (schema: object) => ValidateFunction {
   const ajv = new Ajv({ strict: true, allErrors: true, allowUnionTypes: true });
   return (schema) => ajv.compile(schema);
 }
-
-const notCalled = (): never => {
-  throw new Error("this context is only for listing routes; no handler runs");
-};
-
-/** A context for createRoutes when only the table is needed. */
-export const listingContext: RpcContext = {
-  chain: {
-    headNumber: notCalled,
-    getBlock: notCalled,
-    getBlockNumber: notCalled,
-    getConfirmedTx: notCalled,
-    balanceOf: notCalled,
-    stakeOf: notCalled,
-    nonceOf: notCalled,
-    isValidator: notCalled,
-  },
-  pool: { submit: notCalled, submitBatch: notCalled, pending: notCalled, getPending: notCalled },
-  network: {
-    listening: notCalled,
-    peerCount: notCalled,
-    syncing: notCalled,
-    networkId: notCalled,
-    chainId: notCalled,
-    nodeInfo: () => ({ name: "test", location: "", version: "0.0.0-test" }),
-  },
-  limits: {
-    maxBlockRange: defaultRpcServerOptions.maxBlockRange,
-    maxBatchItems: defaultRpcServerOptions.maxBatchItems,
-  },
-};

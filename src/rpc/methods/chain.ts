@@ -10,8 +10,8 @@ import {
 } from "../format.ts";
 import { BlockAnswerCache } from "../blockAnswerCache.ts";
 import { RawJson } from "../rawJson.ts";
-import { BATCH_TOO_LARGE_ERROR, RANGE_ERRORS, TX_REJECTED_ERRORS } from "../errorDocs.ts";
-import { type MethodDefinition, method } from "../method.ts";
+import { BATCH_ERRORS, RANGE_ERRORS, TX_REJECTED_ERRORS } from "../errorDocs.ts";
+import type { Handlers, MethodTable } from "../method.ts";
 import {
   Amount,
   Block,
@@ -28,8 +28,155 @@ import {
 import { Address, BlockNumber, Hash, Index, NoParams, Params, SignedTransaction } from "../schemas.ts";
 import type { RpcContext } from "../types.ts";
 
-/** Handlers of the `chain_` namespace. A name here is the method name without `chain_`. */
-export function chainMethods({ chain, pool, limits }: RpcContext): Record<string, MethodDefinition> {
+const FullTxs = Type.Optional(Type.Boolean({ description: "full transaction objects when true" }));
+const Range = Params({ from: BlockNumber, to: BlockNumber });
+const AddressParams = Params({ address: Address });
+
+/** The `chain_` namespace: blocks, transactions, submission and account state. */
+export const CHAIN_METHODS = {
+  chain_getRecentBlock: {
+    params: NoParams,
+    summary: "The most recent block, with full transactions.",
+    result: "Block",
+    resultSchema: BlockWithTransactions,
+  },
+  chain_getRecentBlockNumber: {
+    params: NoParams,
+    summary: "Number of the most recent block.",
+    result: "Number",
+    resultSchema: Count,
+  },
+  chain_getBlockByNumber: {
+    params: Params({ number: BlockNumber, getFullTransactions: FullTxs }),
+    summary: "The block with this number, or null.",
+    result: "Block | null",
+    resultSchema: Nullable(Block),
+  },
+  chain_getBlockByHash: {
+    params: Params({ hash: Hash, getFullTransactions: FullTxs }),
+    summary: "The block with this hash, or null.",
+    result: "Block | null",
+    resultSchema: Nullable(Block),
+  },
+  chain_getBlocks: {
+    params: Range,
+    summary: "Blocks from..to inclusive (clipped to the head), with full transactions.",
+    result: "Block[]",
+    resultSchema: Type.Array(BlockWithTransactions),
+    errors: RANGE_ERRORS,
+  },
+  chain_getBlockHeaders: {
+    params: Range,
+    summary: "Block headers from..to inclusive (clipped to the head).",
+    result: "BlockHeader[]",
+    resultSchema: Type.Array(BlockHeader),
+    errors: RANGE_ERRORS,
+  },
+  chain_getBlockTransactionCountByNumber: {
+    params: Params({ number: BlockNumber }),
+    summary: "Number of transactions in the block, or null.",
+    result: "Number | null",
+    resultSchema: Nullable(Count),
+  },
+  chain_getBlockTransactionCountByHash: {
+    params: Params({ hash: Hash }),
+    summary: "Number of transactions in the block, or null.",
+    result: "Number | null",
+    resultSchema: Nullable(Count),
+  },
+  chain_getProposerByHash: {
+    params: Params({ hash: Hash }),
+    summary: "Address of the block's proposer, or null.",
+    result: "String | null",
+    resultSchema: Nullable(ChecksumAddress),
+  },
+  chain_getProposerByNumber: {
+    params: Params({ number: BlockNumber }),
+    summary: "Address of the block's proposer, or null.",
+    result: "String | null",
+    resultSchema: Nullable(ChecksumAddress),
+  },
+  chain_getValidatorsByHash: {
+    params: Params({ hash: Hash }),
+    summary: "Addresses whose votes finalized the block (sorted), or null.",
+    result: "String[] | null",
+    resultSchema: Nullable(Type.Array(ChecksumAddress)),
+  },
+  chain_getValidatorsByNumber: {
+    params: Params({ number: BlockNumber }),
+    summary: "Addresses whose votes finalized the block (sorted), or null.",
+    result: "String[] | null",
+    resultSchema: Nullable(Type.Array(ChecksumAddress)),
+  },
+  chain_getPendingTransactions: {
+    params: NoParams,
+    summary: "Transactions admitted but not yet in a block, in arrival order (status PENDING, no operation).",
+    result: "PendingTransaction[]",
+    resultSchema: Type.Array(PendingTransaction),
+  },
+  chain_getTransactionByBlockNumberAndIndex: {
+    params: Params({ block_number: BlockNumber, index: Index }),
+    summary: "The transaction at this position, with block_hash, block_number, index and result; or null.",
+    result: "Transaction | null",
+    resultSchema: Nullable(ConfirmedTransaction),
+  },
+  chain_getTransactionByBlockHashAndIndex: {
+    params: Params({ block_hash: Hash, index: Index }),
+    summary: "The transaction at this position, with block_hash, block_number, index and result; or null.",
+    result: "Transaction | null",
+    resultSchema: Nullable(ConfirmedTransaction),
+  },
+  chain_getTransactionByHash: {
+    params: Params({ hash: Hash }),
+    summary:
+      "A committed transaction (with its block, index and result) or a pending one (status PENDING); or null.",
+    result: "Transaction | null",
+    resultSchema: Type.Union([ConfirmedTransaction, PendingTransactionWithOperation, Type.Null()]),
+  },
+  chain_sendSignedTransaction: {
+    params: SignedTransaction,
+    summary:
+      "Checks and admits a signed transaction; returns its hash. Rejections are -32003 with data.reason.",
+    result: "String",
+    resultSchema: Hash32,
+    errors: TX_REJECTED_ERRORS,
+  },
+  chain_sendSignedTransactionBatch: {
+    params: Params({ tx_list: Type.Array(SignedTransaction, { minItems: 1 }) }),
+    summary:
+      "Admits all or none; returns the hashes in input order. A rejection names the first failing index.",
+    result: "String[]",
+    resultSchema: Type.Array(Hash32),
+    errors: BATCH_ERRORS,
+  },
+  chain_getBalance: {
+    params: AddressParams,
+    summary: "Balance of the account (0 for an unknown one).",
+    result: "Number",
+    resultSchema: Amount,
+  },
+  chain_getConsensusStakeAmount: {
+    params: AddressParams,
+    summary: "Current consensus stake of the account.",
+    result: "Number",
+    resultSchema: Amount,
+  },
+  chain_getNonce: {
+    params: AddressParams,
+    summary: "Committed ordered transactions of the address: the nonce its next one must carry.",
+    result: "Number",
+    resultSchema: Count,
+  },
+  chain_isValidator: {
+    params: AddressParams,
+    summary: "Whether the address is in the current validator set.",
+    result: "Boolean",
+    resultSchema: Type.Boolean(),
+  },
+} satisfies MethodTable;
+
+/** What each `chain_` method does, over the node's chain and pool. */
+export function chainHandlers({ chain, pool, limits }: RpcContext): Handlers<typeof CHAIN_METHODS> {
   const byNumber = (number: number): StoredBlock | undefined => chain.getBlock(number);
   const byHash = (hash: string): StoredBlock | undefined => {
     const number = chain.getBlockNumber(hash.toLowerCase());
@@ -69,190 +216,48 @@ export function chainMethods({ chain, pool, limits }: RpcContext): Record<string
     return confirmed === undefined ? null : confirmedTxToJson(confirmed);
   };
 
-  const FullTxs = Type.Optional(Type.Boolean({ description: "full transaction objects when true" }));
-  const Range = Params({ from: BlockNumber, to: BlockNumber });
-  const AddressParams = Params({ address: Address });
-
   return {
-    getRecentBlock: method({
-      params: NoParams,
-      summary: "The most recent block, with full transactions.",
-      result: "Block",
-      resultSchema: BlockWithTransactions,
-      handler: () => blockAnswer(chain.headNumber(), true),
-    }),
-    getRecentBlockNumber: method({
-      params: NoParams,
-      summary: "Number of the most recent block.",
-      result: "Number",
-      resultSchema: Count,
-      handler: () => chain.headNumber(),
-    }),
-    getBlockByNumber: method({
-      params: Params({ number: BlockNumber, getFullTransactions: FullTxs }),
-      summary: "The block with this number, or null.",
-      result: "Block | null",
-      resultSchema: Nullable(Block),
-      handler: ({ number, getFullTransactions }) => blockAnswer(number, getFullTransactions === true),
-    }),
-    getBlockByHash: method({
-      params: Params({ hash: Hash, getFullTransactions: FullTxs }),
-      summary: "The block with this hash, or null.",
-      result: "Block | null",
-      resultSchema: Nullable(Block),
-      handler: ({ hash, getFullTransactions }) =>
-        blockAnswer(chain.getBlockNumber(hash.toLowerCase()), getFullTransactions === true),
-    }),
-    getBlocks: method({
-      params: Range,
-      summary: "Blocks from..to inclusive (clipped to the head), with full transactions.",
-      result: "Block[]",
-      resultSchema: Type.Array(BlockWithTransactions),
-      errors: RANGE_ERRORS,
-      handler: ({ from, to }) => {
-        return RawJson.array(rangeNumbers(from, to).flatMap((n) => blockAnswer(n, true) ?? []));
-      },
-    }),
-    getBlockHeaders: method({
-      params: Range,
-      summary: "Block headers from..to inclusive (clipped to the head).",
-      result: "BlockHeader[]",
-      resultSchema: Type.Array(BlockHeader),
-      errors: RANGE_ERRORS,
-      handler: ({ from, to }) => range(from, to).map(headerToJson),
-    }),
-    getBlockTransactionCountByNumber: method({
-      params: Params({ number: BlockNumber }),
-      summary: "Number of transactions in the block, or null.",
-      result: "Number | null",
-      resultSchema: Nullable(Count),
-      handler: ({ number }) => byNumber(number)?.tx_hashes.length ?? null,
-    }),
-    getBlockTransactionCountByHash: method({
-      params: Params({ hash: Hash }),
-      summary: "Number of transactions in the block, or null.",
-      result: "Number | null",
-      resultSchema: Nullable(Count),
-      handler: ({ hash }) => byHash(hash)?.tx_hashes.length ?? null,
-    }),
-    getProposerByHash: method({
-      params: Params({ hash: Hash }),
-      summary: "Address of the block's proposer, or null.",
-      result: "String | null",
-      resultSchema: Nullable(ChecksumAddress),
-      handler: ({ hash }) => byHash(hash)?.header.proposer ?? null,
-    }),
-    getProposerByNumber: method({
-      params: Params({ number: BlockNumber }),
-      summary: "Address of the block's proposer, or null.",
-      result: "String | null",
-      resultSchema: Nullable(ChecksumAddress),
-      handler: ({ number }) => byNumber(number)?.header.proposer ?? null,
-    }),
-    getValidatorsByHash: method({
-      params: Params({ hash: Hash }),
-      summary: "Addresses whose votes finalized the block (sorted), or null.",
-      result: "String[] | null",
-      resultSchema: Nullable(Type.Array(ChecksumAddress)),
-      handler: ({ hash }) => byHash(hash)?.validators ?? null,
-    }),
-    getValidatorsByNumber: method({
-      params: Params({ number: BlockNumber }),
-      summary: "Addresses whose votes finalized the block (sorted), or null.",
-      result: "String[] | null",
-      resultSchema: Nullable(Type.Array(ChecksumAddress)),
-      handler: ({ number }) => byNumber(number)?.validators ?? null,
-    }),
-    getPendingTransactions: method({
-      params: NoParams,
-      summary:
-        "Transactions admitted but not yet in a block, in arrival order (status PENDING, no operation).",
-      result: "PendingTransaction[]",
-      resultSchema: Type.Array(PendingTransaction),
-      handler: () => pool.pending().map(pendingEntryToJson),
-    }),
-    getTransactionByBlockNumberAndIndex: method({
-      params: Params({ block_number: BlockNumber, index: Index }),
-      summary: "The transaction at this position, with block_hash, block_number, index and result; or null.",
-      result: "Transaction | null",
-      resultSchema: Nullable(ConfirmedTransaction),
-      handler: ({ block_number, index }) => txAt(byNumber(block_number), index),
-    }),
-    getTransactionByBlockHashAndIndex: method({
-      params: Params({ block_hash: Hash, index: Index }),
-      summary: "The transaction at this position, with block_hash, block_number, index and result; or null.",
-      result: "Transaction | null",
-      resultSchema: Nullable(ConfirmedTransaction),
-      handler: ({ block_hash, index }) => txAt(byHash(block_hash), index),
-    }),
-    getTransactionByHash: method({
-      params: Params({ hash: Hash }),
-      summary:
-        "A committed transaction (with its block, index and result) or a pending one (status PENDING); or null.",
-      result: "Transaction | null",
-      resultSchema: Type.Union([ConfirmedTransaction, PendingTransactionWithOperation, Type.Null()]),
-      handler: ({ hash }) => {
-        const key = hash.toLowerCase();
-        const confirmed = chain.getConfirmedTx(key);
-        if (confirmed !== undefined) return confirmedTxToJson(confirmed);
-        const pending = pool.getPending(key);
-        return pending === undefined ? null : pendingTxToJson(pending);
-      },
-    }),
-    sendSignedTransaction: method({
-      params: SignedTransaction,
-      summary:
-        "Checks and admits a signed transaction; returns its hash. Rejections are -32003 with data.reason.",
-      result: "String",
-      resultSchema: Hash32,
-      errors: TX_REJECTED_ERRORS,
-      handler: (params) => pool.submit(params as SignedTxInput),
-    }),
-    sendSignedTransactionBatch: method({
-      params: Params({ tx_list: Type.Array(SignedTransaction, { minItems: 1 }) }),
-      summary:
-        "Admits all or none; returns the hashes in input order. A rejection names the first failing index.",
-      result: "String[]",
-      resultSchema: Type.Array(Hash32),
-      errors: [BATCH_TOO_LARGE_ERROR, ...TX_REJECTED_ERRORS],
-      handler: ({ tx_list }) => {
-        if (tx_list.length > limits.maxBatchItems) {
-          // The same limit and error as an over-long JSON-RPC batch (DESIGN.md §2, §9).
-          throw invalidRequest(
-            `tx_list holds ${tx_list.length} entries; the limit is ${limits.maxBatchItems}`,
-            "batch_too_large",
-          );
-        }
-        return pool.submitBatch(tx_list as SignedTxInput[]);
-      },
-    }),
-    getBalance: method({
-      params: AddressParams,
-      summary: "Balance of the account (0 for an unknown one).",
-      result: "Number",
-      resultSchema: Amount,
-      handler: ({ address }) => chain.balanceOf(address),
-    }),
-    getConsensusStakeAmount: method({
-      params: AddressParams,
-      summary: "Current consensus stake of the account.",
-      result: "Number",
-      resultSchema: Amount,
-      handler: ({ address }) => chain.stakeOf(address),
-    }),
-    getNonce: method({
-      params: AddressParams,
-      summary: "Committed ordered transactions of the address: the nonce its next one must carry.",
-      result: "Number",
-      resultSchema: Count,
-      handler: ({ address }) => chain.nonceOf(address),
-    }),
-    isValidator: method({
-      params: AddressParams,
-      summary: "Whether the address is in the current validator set.",
-      result: "Boolean",
-      resultSchema: Type.Boolean(),
-      handler: ({ address }) => chain.isValidator(address),
-    }),
+    chain_getRecentBlock: () => blockAnswer(chain.headNumber(), true),
+    chain_getRecentBlockNumber: () => chain.headNumber(),
+    chain_getBlockByNumber: ({ number, getFullTransactions }) =>
+      blockAnswer(number, getFullTransactions === true),
+    chain_getBlockByHash: ({ hash, getFullTransactions }) =>
+      blockAnswer(chain.getBlockNumber(hash.toLowerCase()), getFullTransactions === true),
+    chain_getBlocks: ({ from, to }) => {
+      return RawJson.array(rangeNumbers(from, to).flatMap((n) => blockAnswer(n, true) ?? []));
+    },
+    chain_getBlockHeaders: ({ from, to }) => range(from, to).map(headerToJson),
+    chain_getBlockTransactionCountByNumber: ({ number }) => byNumber(number)?.tx_hashes.length ?? null,
+    chain_getBlockTransactionCountByHash: ({ hash }) => byHash(hash)?.tx_hashes.length ?? null,
+    chain_getProposerByHash: ({ hash }) => byHash(hash)?.header.proposer ?? null,
+    chain_getProposerByNumber: ({ number }) => byNumber(number)?.header.proposer ?? null,
+    chain_getValidatorsByHash: ({ hash }) => byHash(hash)?.validators ?? null,
+    chain_getValidatorsByNumber: ({ number }) => byNumber(number)?.validators ?? null,
+    chain_getPendingTransactions: () => pool.pending().map(pendingEntryToJson),
+    chain_getTransactionByBlockNumberAndIndex: ({ block_number, index }) =>
+      txAt(byNumber(block_number), index),
+    chain_getTransactionByBlockHashAndIndex: ({ block_hash, index }) => txAt(byHash(block_hash), index),
+    chain_getTransactionByHash: ({ hash }) => {
+      const key = hash.toLowerCase();
+      const confirmed = chain.getConfirmedTx(key);
+      if (confirmed !== undefined) return confirmedTxToJson(confirmed);
+      const pending = pool.getPending(key);
+      return pending === undefined ? null : pendingTxToJson(pending);
+    },
+    chain_sendSignedTransaction: (params) => pool.submit(params as SignedTxInput),
+    chain_sendSignedTransactionBatch: ({ tx_list }) => {
+      if (tx_list.length > limits.maxBatchItems) {
+        // The same limit and error as an over-long JSON-RPC batch (DESIGN.md §2, §9).
+        throw invalidRequest(
+          `tx_list holds ${tx_list.length} entries; the limit is ${limits.maxBatchItems}`,
+          "batch_too_large",
+        );
+      }
+      return pool.submitBatch(tx_list as SignedTxInput[]);
+    },
+    chain_getBalance: ({ address }) => chain.balanceOf(address),
+    chain_getConsensusStakeAmount: ({ address }) => chain.stakeOf(address),
+    chain_getNonce: ({ address }) => chain.nonceOf(address),
+    chain_isValidator: ({ address }) => chain.isValidator(address),
   };
 }

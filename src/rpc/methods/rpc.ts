@@ -1,25 +1,33 @@
-import { type MethodDefinition, method } from "../method.ts";
-import { createOpenRpcDocument, type DocumentedMethod, type OpenRpcDocument } from "../openrpc.ts";
+import type { Handlers, MethodTable } from "../method.ts";
+import {
+  createOpenRpcDocument,
+  DISCOVER_METHOD,
+  type DocumentedMethod,
+  type OpenRpcDocument,
+} from "../openrpc.ts";
 import { OpenRpcDocumentSchema } from "../resultSchemas.ts";
 import { NoParams } from "../schemas.ts";
 
-/**
- * `rpc.discover` (OpenRPC service discovery). `methods` is the finished route table, this method
- * included; the document is built on the first call, once the table can no longer change.
- */
-export function discoverMethod(
-  methods: () => Iterable<DocumentedMethod>,
-  version: () => string,
-): MethodDefinition {
-  let document: OpenRpcDocument | undefined;
-  return method({
+/** `rpc.discover` (OpenRPC service discovery), whose name the OpenRPC spec fixes outside our namespaces. */
+export const RPC_METHODS = {
+  [DISCOVER_METHOD]: {
     params: NoParams,
     summary: "The OpenRPC 1.3 document of this API: every method with its params, result schema and errors.",
     result: "OpenrpcDocument",
     resultSchema: OpenRpcDocumentSchema,
-    handler: () => {
-      document ??= createOpenRpcDocument(methods(), version());
+  },
+} satisfies MethodTable;
+
+/** The document of `methods` (the whole table, static), built on the first call and kept. */
+export function rpcHandlers(
+  methods: readonly DocumentedMethod[],
+  version: () => string,
+): Handlers<typeof RPC_METHODS> {
+  let document: OpenRpcDocument | undefined;
+  return {
+    [DISCOVER_METHOD]: () => {
+      document ??= createOpenRpcDocument(methods, version());
       return document;
     },
-  });
+  };
 }

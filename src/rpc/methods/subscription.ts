@@ -33,7 +33,7 @@ const refusal = (name: string, summary: string, result: string): Route => {
 /**
  * Routes that answer the subscription methods over HTTP with a clear -32601 `websocket_only`
  * (instead of a bare "does not exist"). Over /ws, ws.ts serves these names itself before the
- * method table is consulted. They are kept out of createRoutes, so the generated reference and
+ * method table is consulted. They are kept out of the method table, so the generated reference and
  * rpc.discover describe the HTTP methods only; docs/websocket.md describes these.
  */
 export function websocketOnlyRoutes(): Route[] {
