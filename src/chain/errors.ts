@@ -1,6 +1,7 @@
 /**
  * Why a transaction is refused. The reasons are DESIGN.md §2's `data.reason` strings; the RPC edge
- * maps them to JSON-RPC -32003 and the p2p edge (later) to a gossip verdict.
+ * maps them to JSON-RPC -32003, and node/network.ts maps them to a gossip verdict (the reasons that
+ * prove the sender forwarded garbage reject the message; the others ignore it).
  */
 export const TX_REJECT_REASONS = [
   "invalid_signature",

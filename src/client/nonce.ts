@@ -8,14 +8,14 @@ import { RpcError, TransactionRejectedError } from "./errors.ts";
  * same wallet; different wallets do not wait for each other.
  */
 export class NonceManager {
-  readonly #fetchNonce: () => Promise<number>;
+  private readonly fetchNonce: () => Promise<number>;
   /** The nonce the next send carries; undefined until asked, and after an unclear outcome. */
-  #next: number | undefined;
-  #tail: Promise<unknown> = Promise.resolve();
+  private next: number | undefined;
+  private tail: Promise<unknown> = Promise.resolve();
 
   /** `fetchNonce` asks the node (chain_getNonce): queried once, then counted locally. */
   constructor(fetchNonce: () => Promise<number>) {
-    this.#fetchNonce = fetchNonce;
+    this.fetchNonce = fetchNonce;
   }
 
   /**
@@ -24,36 +24,36 @@ export class NonceManager {
    * `expected` when given, else chain_getNonce) and sends again.
    */
   use<T>(count: number, send: (first: number) => Promise<T>): Promise<T> {
-    const run = this.#tail.then(() => this.#send(count, send));
-    this.#tail = run.catch(() => undefined);
+    const run = this.tail.then(() => this.send(count, send));
+    this.tail = run.catch(() => undefined);
     return run;
   }
 
   /** Forgets the local count, so the next send asks the node again. */
   reset(): void {
-    this.#next = undefined;
+    this.next = undefined;
   }
 
-  async #send<T>(count: number, send: (first: number) => Promise<T>): Promise<T> {
-    this.#next ??= await this.#fetchNonce();
+  private async send<T>(count: number, send: (first: number) => Promise<T>): Promise<T> {
+    this.next ??= await this.fetchNonce();
     try {
-      return await this.#attempt(count, send, this.#next);
+      return await this.attempt(count, send, this.next);
     } catch (error) {
       if (!isNonceRejection(error)) throw error;
-      this.#next = resyncedNonce(error) ?? (await this.#fetchNonce());
-      return this.#attempt(count, send, this.#next);
+      this.next = resyncedNonce(error) ?? (await this.fetchNonce());
+      return this.attempt(count, send, this.next);
     }
   }
 
-  async #attempt<T>(count: number, send: (first: number) => Promise<T>, first: number): Promise<T> {
+  private async attempt<T>(count: number, send: (first: number) => Promise<T>, first: number): Promise<T> {
     try {
       const result = await send(first);
-      this.#next = first + count;
+      this.next = first + count;
       return result;
     } catch (error) {
       // A JSON-RPC error is a definite refusal: nothing was admitted and the nonce is still free.
       // Anything else (timeout, lost connection) may or may not have been admitted: ask again.
-      if (!(error instanceof RpcError)) this.#next = undefined;
+      if (!(error instanceof RpcError)) this.next = undefined;
       throw error;
     }
   }

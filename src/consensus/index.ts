@@ -1,7 +1,10 @@
 /**
- * consensus: how blocks are agreed and finalized. Today: single-validator production for the dev
- * chain (its own precommit is the certificate). Owns: when a block is made and its certificate.
- * Does not own: what a block does (chain) or how messages travel (p2p).
+ * consensus: how blocks are agreed and finalized. Tendermint among validators (tendermint.ts: the
+ * rules of Algorithm 1, with its clock, signer and signature check injected; chainHost.ts connects
+ * it to the chain and pool) and single-validator production for the dev chain (its own precommit
+ * is the certificate). Owns: when a block is made, votes and their double-sign guard (signer.ts),
+ * proposer rotation and the commit certificate. Does not own: what a block does (chain) or how
+ * messages travel (p2p).
  */
 export {
   type ProducerChain,
