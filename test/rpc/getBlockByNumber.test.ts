@@ -2,13 +2,13 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { canonicalJson, keccakHex } from "../../src/crypto/index.ts";
 import { assertBlock, type ConfirmedTxJson } from "../helpers/shapes.ts";
-import { startTestNode, type TestNode } from "../helpers/testNode.ts";
+import type { TestNode } from "../helpers/testNode.ts";
 import {
   accountAt,
   assertInvalidParams,
   BAD_BOOLEANS,
   BAD_NUMBERS,
-  commitSampleBlocks,
+  startSampleChain,
   invalidParamCases,
 } from "./support.ts";
 
@@ -17,10 +17,7 @@ const METHOD = "chain_getBlockByNumber";
 describe(METHOD, () => {
   let t: TestNode;
   let sample: ConfirmedTxJson[][];
-  before(async () => {
-    t = await startTestNode();
-    sample = await commitSampleBlocks(t);
-  });
+  before(async () => ({ t, sample } = await startSampleChain()));
   after(() => t?.stop()); // runs even when before() or a test fails
 
   it('returns the genesis block 0 with parent_hash "" and the genesis validators', async () => {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { assertBlock, assertRpcError, type BlockJson, type TxJson } from "../helpers/shapes.ts";
-import { startTestNode, type TestNode } from "../helpers/testNode.ts";
-import { assertInvalidParams, BAD_NUMBERS, commitSampleBlocks, invalidParamCases } from "./support.ts";
+import type { TestNode } from "../helpers/testNode.ts";
+import { assertInvalidParams, BAD_NUMBERS, startSampleChain, invalidParamCases } from "./support.ts";
 
 const METHOD = "chain_getBlocks";
 
@@ -16,11 +16,7 @@ function assertBlocks(value: unknown, what: string): asserts value is BlockJson<
 describe(METHOD, () => {
   let t: TestNode;
   let head: number;
-  before(async () => {
-    t = await startTestNode();
-    await commitSampleBlocks(t);
-    head = await t.result<number>("chain_getRecentBlockNumber");
-  });
+  before(async () => ({ t, head } = await startSampleChain()));
   after(() => t?.stop()); // runs even when before() or a test fails
 
   it("returns blocks from..to inclusive, in order, with full transactions", async () => {

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { ADDRESS_RE } from "../helpers/shapes.ts";
-import { startTestNode, type TestNode } from "../helpers/testNode.ts";
+import type { TestNode } from "../helpers/testNode.ts";
 import {
   accountAt,
   assertInvalidParams,
   BAD_NUMBERS,
-  commitSampleBlocks,
+  startSampleChain,
   invalidParamCases,
 } from "./support.ts";
 
@@ -14,10 +14,7 @@ const METHOD = "chain_getProposerByNumber";
 
 describe(METHOD, () => {
   let t: TestNode;
-  before(async () => {
-    t = await startTestNode();
-    await commitSampleBlocks(t);
-  });
+  before(async () => ({ t } = await startSampleChain()));
   after(() => t?.stop()); // runs even when before() or a test fails
 
   it("is the validator's address (a String) for every produced block", async () => {

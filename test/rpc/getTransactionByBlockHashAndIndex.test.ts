@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { assertConfirmedTx, type ConfirmedTxJson } from "../helpers/shapes.ts";
-import { startTestNode, type TestNode } from "../helpers/testNode.ts";
+import type { TestNode } from "../helpers/testNode.ts";
 import {
   assertInvalidParams,
   BAD_HASHES,
   BAD_NUMBERS,
-  commitSampleBlocks,
+  startSampleChain,
   invalidParamCases,
   UNKNOWN_HASH,
 } from "./support.ts";
@@ -17,14 +17,7 @@ describe(METHOD, () => {
   let t: TestNode;
   let sample: ConfirmedTxJson[][];
   let hashes: string[];
-  before(async () => {
-    t = await startTestNode();
-    sample = await commitSampleBlocks(t);
-    hashes = [];
-    for (let number = 0; number <= 2; number++) {
-      hashes.push((await t.result<{ hash: string }>("chain_getBlockByNumber", { number })).hash);
-    }
-  });
+  before(async () => ({ t, sample, hashes } = await startSampleChain()));
   after(() => t?.stop()); // runs even when before() or a test fails
 
   it("returns the transaction with block_hash, block_number, index and result", async () => {

@@ -1,18 +1,15 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { assertBlock, assertConfirmedTx, type ConfirmedTxJson } from "../helpers/shapes.ts";
-import { startTestNode, type TestNode } from "../helpers/testNode.ts";
-import { assertInvalidParams, BAD_NUMBERS, commitSampleBlocks, invalidParamCases } from "./support.ts";
+import type { TestNode } from "../helpers/testNode.ts";
+import { assertInvalidParams, BAD_NUMBERS, startSampleChain, invalidParamCases } from "./support.ts";
 
 const METHOD = "chain_getTransactionByBlockNumberAndIndex";
 
 describe(METHOD, () => {
   let t: TestNode;
   let sample: ConfirmedTxJson[][];
-  before(async () => {
-    t = await startTestNode();
-    sample = await commitSampleBlocks(t);
-  });
+  before(async () => ({ t, sample } = await startSampleChain()));
   after(() => t?.stop()); // runs even when before() or a test fails
 
   it("returns the transaction with block_hash, block_number, index and result", async () => {

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { assertAddressList } from "../helpers/shapes.ts";
-import { startTestNode, type TestNode } from "../helpers/testNode.ts";
+import type { TestNode } from "../helpers/testNode.ts";
 import {
   accountAt,
   assertInvalidParams,
   BAD_NUMBERS,
-  commitSampleBlocks,
+  startSampleChain,
   invalidParamCases,
 } from "./support.ts";
 
@@ -14,10 +14,7 @@ const METHOD = "chain_getValidatorsByNumber";
 
 describe(METHOD, () => {
   let t: TestNode;
-  before(async () => {
-    t = await startTestNode();
-    await commitSampleBlocks(t);
-  });
+  before(async () => ({ t } = await startSampleChain()));
   after(() => t?.stop()); // runs even when before() or a test fails
 
   it("is an Array of address Strings: the one dev validator, for every block", async () => {

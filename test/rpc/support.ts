@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { type DerivedAccount, hexToBytes, signObject } from "../../src/crypto/index.ts";
 import { assertConfirmedTx, assertRpcError, type ConfirmedTxJson } from "../helpers/shapes.ts";
-import { signTx, type TestNode, type TxBodyInput, waitFor } from "../helpers/testNode.ts";
+import { signTx, startTestNode, type TestNode, type TxBodyInput, waitFor } from "../helpers/testNode.ts";
 
 /** Shared set-up of the RPC tests: accounts, transactions, commits and invalid-params cases. */
 
@@ -223,4 +223,28 @@ export async function commitSampleBlocks(t: TestNode): Promise<[ConfirmedTxJson[
   assert.equal(first.block_number, 1, "the first sample transaction is in block 1");
   assert.equal(second[0]?.block_number, 2, "the sample batch is in block 2");
   return [[first], second];
+}
+
+/** The chain most read tests share: a fresh dev node holding the two sample blocks. */
+export interface SampleChain {
+  t: TestNode;
+  /** Each sample block's transactions, in block order (blocks 1 and 2). */
+  sample: [ConfirmedTxJson[], ConfirmedTxJson[]];
+  /** The hashes of blocks 0, 1 and 2. */
+  hashes: string[];
+  head: number;
+}
+
+/**
+ * Starts a dev node and commits the sample blocks (commitSampleBlocks). Call it in `before` and
+ * stop `t` in `after`, which runs even when `before` fails.
+ */
+export async function startSampleChain(): Promise<SampleChain> {
+  const t = await startTestNode();
+  const sample = await commitSampleBlocks(t);
+  const hashes: string[] = [];
+  for (let number = 0; number <= 2; number++) {
+    hashes.push((await t.result<{ hash: string }>("chain_getBlockByNumber", { number })).hash);
+  }
+  return { t, sample, hashes, head: await t.result<number>("chain_getRecentBlockNumber") };
 }
