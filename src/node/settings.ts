@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { UNORDERED_TX_WINDOW_MS } from "../chain/index.ts";
 import type { NodeOptions } from "./options.ts";
 
 /**
@@ -364,8 +365,10 @@ export const SETTINGS: readonly Setting[] = [
   setting({
     section: "pool",
     key: "replay_window_ms",
-    schema: Positive,
-    doc: "Unordered transactions (nonce -1): accepted timestamps lie within ± this of the node's clock, ms.",
+    // Blocks take an unordered transaction only within the chain's fixed window of the block's
+    // time; a wider admission window would fill the pool with transactions no block may take.
+    schema: Type.Integer({ minimum: 1, maximum: UNORDERED_TX_WINDOW_MS }),
+    doc: `Unordered transactions (nonce -1): accepted timestamps lie within ± this of the node's clock, ms; at most the chain's window, ${UNORDERED_TX_WINDOW_MS}.`,
     get: (o) => o.pool.replayWindowMs,
     set: (o, v) => {
       o.pool.replayWindowMs = v;

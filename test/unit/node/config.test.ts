@@ -5,6 +5,7 @@ import { dirname, join, resolve } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { parse as parseToml } from "smol-toml";
+import { UNORDERED_TX_WINDOW_MS } from "../../../src/chain/index.ts";
 import {
   applyConfig,
   configJson,
@@ -107,6 +108,20 @@ describe("configuration: flags > environment > config.toml > defaults", () => {
     assert.throws(() => loadConfig(wrongType), /pool\.max_txs/);
     const unknownSection = homeWith("[mempool]\nsize = 1\n");
     assert.throws(() => loadConfig(unknownSection), /mempool/);
+  });
+
+  it("bounds pool.replay_window_ms by the chain's window for unordered transactions", () => {
+    const widest = envLayer({ CHAIN_NODE_POOL_REPLAY_WINDOW_MS: String(UNORDERED_TX_WINDOW_MS) });
+    assert.deepEqual(widest.values, { pool: { replay_window_ms: UNORDERED_TX_WINDOW_MS } });
+    assert.throws(
+      () => envLayer({ CHAIN_NODE_POOL_REPLAY_WINDOW_MS: String(UNORDERED_TX_WINDOW_MS + 1) }),
+      /CHAIN_NODE_POOL_REPLAY_WINDOW_MS: pool\.replay_window_ms/,
+    );
+    assert.throws(
+      () => loadConfig(homeWith("[pool]\nreplay_window_ms = 86400000\n")),
+      /pool\.replay_window_ms/,
+    );
+    assert.equal(defaultNodeOptions("/x").pool.replayWindowMs, UNORDERED_TX_WINDOW_MS);
   });
 
   it("treats a home without config.toml as an empty file", () => {
