@@ -12,7 +12,7 @@ import {
 } from "../chain/index.ts";
 import { performance } from "node:perf_hooks";
 import { BuildBudget } from "./buildBudget.ts";
-import type { ConsensusHost, ConsensusMessage } from "./tendermint.ts";
+import type { ConsensusHost, ConsensusMessage } from "./host.ts";
 import type { Evidence } from "./voteSet.ts";
 
 /**

@@ -1,4 +1,5 @@
-import { type Commit, failpoint, hashHeader, type ProposedBlock, type Validator } from "../chain/index.ts";
+import { type Commit, failpoint, hashHeader } from "../chain/index.ts";
+import type { ConsensusHost, ConsensusMessage, ConsensusTimeouts } from "./host.ts";
 import {
   type ProposalBody,
   recoverBodySigner,
@@ -10,7 +11,7 @@ import {
 import { ProposerSchedule } from "./proposer.ts";
 import { realScheduler, type Scheduler } from "./scheduler.ts";
 import { DoubleSignError, type VoteSigner } from "./signer.ts";
-import { type Evidence, HeightVotes } from "./voteSet.ts";
+import { HeightVotes } from "./voteSet.ts";
 
 /**
  * Tendermint consensus (Buchman, Kwon, Milosevic 2018, Algorithm 1) for one validator: rounds of
@@ -23,45 +24,6 @@ import { type Evidence, HeightVotes } from "./voteSet.ts";
  * the signature check (`recover`). test/unit/consensus/scenarios.test.ts drives one engine on a
  * manual clock through the paper's cases; bench/consensusSim.ts runs a hundred of them.
  */
-
-export type ConsensusMessage = ({ kind: "proposal" } & SignedProposal) | ({ kind: "vote" } & SignedVote);
-
-export interface ConsensusTimeouts {
-  /** Wait for a proposal: base + delta × round. */
-  proposeMs: number;
-  proposeDeltaMs: number;
-  /** After +2/3 of any prevotes (or precommits), wait for a decisive +2/3: base + delta × round. */
-  voteMs: number;
-  voteDeltaMs: number;
-  /** Between a commit and the next height's first round: the block time. */
-  commitMs: number;
-  /** Re-send our proposal and votes of an undecided height, for peers that missed them. */
-  rebroadcastMs: number;
-}
-
-/** What the engine needs from the node: the chain, block building/checking, and the network. */
-export interface ConsensusHost {
-  headNumber(): number;
-  headTimestamp(): number;
-  validatorsAt(height: number): Validator[];
-  /** Builds and executes this validator's block for the height (transactions from the pool). */
-  buildBlock(height: number, timestamp: number): Promise<ProposedBlock>;
-  /** Checks and executes a proposed block; false (never a throw) when it is invalid. */
-  checkBlock(block: ProposedBlock): Promise<boolean>;
-  /** Commits the decided block with its certificate; the head moves to it. */
-  commitBlock(block: ProposedBlock, commit: Commit): Promise<void>;
-  broadcast(message: ConsensusMessage): void;
-  /** Drops any executed, uncommitted block the host holds (before another task uses the chain). */
-  release(): void;
-  onEvidence(evidence: Evidence): void;
-  /**
-   * Validators are voting at `height`, above ours: blocks below it are committed elsewhere and
-   * we should fetch them (sync). Called at once for heights beyond the next, and for the next
-   * height only once its messages have waited a propose timeout (normally we commit meanwhile).
-   */
-  onBehind(height: number): void;
-  log(level: "debug" | "info" | "warn", message: string, fields?: Record<string, unknown>): void;
-}
 
 type Step = "propose" | "prevote" | "precommit";
 

@@ -3,19 +3,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
-import {
-  invalidParams,
-  invalidRequest,
-  limitExceeded,
-  RPC_ERROR_CODES,
-  type RpcErrorObject,
-  toRpcError,
-} from "./errors.ts";
-import { RawJson } from "./rawJson.ts";
+import { errorResponse, JsonRpcDispatcher, type Reply } from "./dispatch.ts";
+import { invalidRequest, limitExceeded, RPC_ERROR_CODES, toRpcError } from "./errors.ts";
 import type { RpcServerHooks, RpcServerOptions } from "./options.ts";
 import type { Route } from "./routes.ts";
-
-type JsonRpcId = string | number | null;
 
 /**
  * A handler for a path other than the JSON-RPC endpoint (health, metrics, the explorer). It gets
@@ -25,13 +16,6 @@ export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => void | 
 
 /** Takes over an HTTP upgrade (WebSocket) for its path; it owns the socket from then on. */
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
-
-interface JsonRpcResponse {
-  jsonrpc: "2.0";
-  id: JsonRpcId;
-  result?: unknown;
-  error?: RpcErrorObject;
-}
 
 const RPC_PATHS = new Set(["/", "/json-rpc"]);
 const JSON_CONTENT_TYPE = /^application\/(json|json-rpc|[\w.+-]+\+json)$/i;
@@ -53,27 +37,6 @@ const CORS_PREFLIGHT = {
   "Access-Control-Allow-Headers": "Content-Type",
   "Access-Control-Max-Age": "7200",
 } as const;
-
-const errorResponse = (id: JsonRpcId, error: RpcErrorObject): JsonRpcResponse => ({
-  jsonrpc: "2.0",
-  id,
-  error,
-});
-
-const errorText = (id: JsonRpcId, error: RpcErrorObject): string => JSON.stringify(errorResponse(id, error));
-
-/** A reply as JSON text, or as its UTF-8 bytes when a result came serialized (RawJson). */
-type Reply = string | Buffer;
-
-const textOf = (reply: Reply): string => (typeof reply === "string" ? reply : reply.toString("utf8"));
-
-/** What is left of one batch's maxResponseBytes for the results of its remaining calls. */
-interface ReplyBudget {
-  bytesLeft: number;
-}
-
-const batchTooLarge = (limit: number) =>
-  limitExceeded(`the results of this batch exceed ${limit} bytes together`, "response_too_large", { limit });
 
 /**
  * True once `res` gets the connection's socket (its turn among pipelined replies), false if the
@@ -108,18 +71,17 @@ const rootPage = (explorer: boolean): string =>
   ].join("");
 
 /**
- * JSON-RPC 2.0 over HTTP (DESIGN.md §2): HTTP gatekeeping (paths, 405/413/415), the envelope,
- * batches and notifications, result size limits and the error envelope. It knows routes by name
- * only; what a method does is the route's business.
+ * JSON-RPC 2.0 over HTTP (DESIGN.md §2): HTTP gatekeeping (paths, 405/413/415, body and reply
+ * bounds, one reply at a time per connection), other paths' handlers and upgrades. The envelope,
+ * batches and result limits are the dispatcher's (dispatch.ts); what a method does is its route's.
  */
 export class RpcServer {
-  private readonly routes: ReadonlyMap<string, Route>;
+  private readonly dispatch: JsonRpcDispatcher;
   private readonly options: RpcServerOptions;
   private readonly log: Logger;
   private readonly server: Server;
   private readonly httpHandlers = new Map<string, HttpHandler>();
   private readonly upgradeHandlers = new Map<string, UpgradeHandler>();
-  private readonly hooks: RpcServerHooks;
   /**
    * rpc.cors: what every reply carries. Allow-Methods and Allow-Headers count only in a preflight's
    * answer (Fetch standard, CORS protocol), so only OPTIONS sends them (CORS_PREFLIGHT): each header
@@ -136,10 +98,9 @@ export class RpcServer {
     log: Logger,
     hooks: RpcServerHooks = {},
   ) {
-    this.routes = routes;
+    this.dispatch = new JsonRpcDispatcher(routes, options, log, hooks);
     this.options = options;
     this.log = log;
-    this.hooks = hooks;
     this.corsHeaders = options.cors ? { "Access-Control-Allow-Origin": "*" } : {};
     // node:http's own defaults (60 s for the head, 300 s for the request, checked every 30 s)
     // let a slowloris client hold a connection for up to 90 s with one byte every few seconds
@@ -198,6 +159,11 @@ export class RpcServer {
   }
 
   /** Stops accepting connections, lets requests in flight finish (up to `graceMs`), then closes. */
+  /** One parsed JSON-RPC payload's reply (see JsonRpcDispatcher.handlePayload); ws.ts calls it. */
+  handlePayload(payload: unknown): Promise<string | undefined> {
+    return this.dispatch.handlePayload(payload);
+  }
+
   async close(graceMs = 2_000): Promise<void> {
     if (!this.server.listening) return;
     await new Promise<void>((resolve) => {
@@ -208,133 +174,6 @@ export class RpcServer {
       });
       this.server.closeIdleConnections();
     });
-  }
-
-  /**
-   * Dispatches one parsed JSON-RPC payload (object or batch) and returns the reply as JSON text
-   * (each result is serialized once, when its size is checked); undefined means "no content".
-   */
-  async handlePayload(payload: unknown): Promise<string | undefined> {
-    const reply = await this.replyTo(payload);
-    return reply === undefined ? undefined : textOf(reply);
-  }
-
-  /** As handlePayload, but a single call's reply may be bytes (see RawJson): HTTP sends them as is. */
-  private async replyTo(payload: unknown): Promise<Reply | undefined> {
-    if (!Array.isArray(payload)) return this.handleCall(payload);
-    if (payload.length === 0) {
-      this.reportCall("invalid", RPC_ERROR_CODES.invalidRequest, 0);
-      return errorText(null, invalidRequest("empty batch").toObject());
-    }
-    if (payload.length > this.options.maxBatchItems) {
-      this.reportCall("invalid", RPC_ERROR_CODES.invalidRequest, 0);
-      return errorText(
-        null,
-        invalidRequest(
-          `batch of ${payload.length} exceeds ${this.options.maxBatchItems}`,
-          "batch_too_large",
-        ).toObject(),
-      );
-    }
-    // Calls start in order (each handler's synchronous part runs before the next one starts),
-    // so a batch of dependent transactions is admitted in the order it was written.
-    // The results of one batch share one maxResponseBytes budget. Without it a batch of 100
-    // chain_getBlocks of 8 MB each made the server build all 800 MB of results, fail to join them
-    // (HTTP 500, "Invalid string length") and grow by 1.8 GB (test/load/limitsUnderAttack.test.ts).
-    // A synchronous handler's result is counted before the next call starts, so the calls past
-    // the budget never run.
-    const budget: ReplyBudget = { bytesLeft: this.options.maxResponseBytes };
-    const responses = await Promise.all(payload.map((call) => this.handleCall(call, budget)));
-    const answered = responses.flatMap((r) => (r === undefined ? [] : [textOf(r)]));
-    return answered.length === 0 ? undefined : `[${answered.join(",")}]`;
-  }
-
-  private async handleCall(call: unknown, budget?: ReplyBudget): Promise<Reply | undefined> {
-    if (call === null || typeof call !== "object" || Array.isArray(call)) {
-      this.reportCall("invalid", RPC_ERROR_CODES.invalidRequest, 0);
-      return errorText(null, invalidRequest("a request is a JSON object").toObject());
-    }
-    const request = call as Record<string, unknown>;
-    const hasId = "id" in request;
-    const id = request.id;
-    const validId = id === null || typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
-    if (hasId && !validId) {
-      this.reportCall("invalid", RPC_ERROR_CODES.invalidRequest, 0);
-      return errorText(null, invalidRequest("id must be a string, number or null").toObject());
-    }
-    const replyId = hasId ? (id as JsonRpcId) : null;
-    if (request.jsonrpc !== "2.0" || typeof request.method !== "string") {
-      this.reportCall("invalid", RPC_ERROR_CODES.invalidRequest, 0);
-      return errorText(
-        replyId,
-        invalidRequest('expected {"jsonrpc": "2.0", "method": String, ...}').toObject(),
-      );
-    }
-    const response = await this.invoke(request.method, request.params, replyId, budget);
-    return hasId ? response : undefined; // a notification gets no reply
-  }
-
-  private async invoke(name: string, params: unknown, id: JsonRpcId, budget?: ReplyBudget): Promise<Reply> {
-    const started = performance.now();
-    const route = this.routes.get(name);
-    if (route === undefined) {
-      this.reportCall("unknown", RPC_ERROR_CODES.methodNotFound, (performance.now() - started) / 1000);
-      return errorText(id, {
-        code: RPC_ERROR_CODES.methodNotFound,
-        message: `method ${name} does not exist`,
-      });
-    }
-    const limit = this.options.maxResponseBytes;
-    try {
-      const args = params === undefined ? {} : params;
-      if (args === null || typeof args !== "object" || Array.isArray(args)) {
-        throw invalidParams("params must be an object of named members");
-      }
-      if (!route.check.Check(args)) {
-        const first = route.check.Errors(args).First();
-        const where = first?.path ? `params${first.path.replaceAll("/", ".")}` : "params";
-        throw invalidParams(`${where}: ${first?.message ?? "invalid"}`, { path: first?.path ?? "" });
-      }
-      if (budget !== undefined && budget.bytesLeft <= 0) throw batchTooLarge(limit);
-      // Not `await` on a plain value: the budget must be charged before the next call of a batch starts.
-      const produced: unknown = route.definition.handler(args);
-      const value = produced instanceof Promise ? ((await produced) as unknown) : produced;
-      const result = value instanceof RawJson ? value : JSON.stringify(value ?? null);
-      const size = result instanceof RawJson ? result.size : Buffer.byteLength(result);
-      if (size > limit) {
-        throw limitExceeded(`result is ${size} bytes; the limit is ${limit}`, "response_too_large");
-      }
-      if (budget !== undefined) {
-        if (size > budget.bytesLeft) {
-          budget.bytesLeft = 0;
-          throw batchTooLarge(limit);
-        }
-        budget.bytesLeft -= size;
-      }
-      this.reportCall(name, "ok", (performance.now() - started) / 1000);
-      const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
-      if (typeof result === "string") return `${head}${result}}`;
-      const reply = Buffer.allocUnsafe(Buffer.byteLength(head) + result.size + 1);
-      const at = reply.write(head);
-      result.bytes.copy(reply, at);
-      reply[reply.length - 1] = 0x7d; // "}"
-      return reply;
-    } catch (error) {
-      const mapped = toRpcError(error, randomUUID);
-      this.reportCall(name, mapped.error.code, (performance.now() - started) / 1000);
-      if (mapped.unexpected) {
-        this.log.error(
-          { err: error, method: name, faultId: mapped.error.data?.fault_id },
-          "internal error in handler",
-        );
-      } else {
-        this.log.debug(
-          { method: name, code: mapped.error.code, reason: mapped.error.data?.reason },
-          "request refused",
-        );
-      }
-      return errorText(id, mapped.error);
-    }
   }
 
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -419,7 +258,7 @@ export class RpcServer {
     try {
       payload = JSON.parse(body.toString("utf8"));
     } catch {
-      this.reportCall("invalid", RPC_ERROR_CODES.parseError, 0);
+      this.dispatch.reportCall("invalid", RPC_ERROR_CODES.parseError, 0);
       this.send(
         res,
         200,
@@ -427,18 +266,9 @@ export class RpcServer {
       );
       return;
     }
-    const response = await this.replyTo(payload);
+    const response = await this.dispatch.replyTo(payload);
     if (response === undefined) res.writeHead(204, this.corsHeaders).end();
     else this.sendText(res, 200, response);
-  }
-
-  private reportCall(method: string, outcome: number | "ok", seconds: number): void {
-    if (this.hooks.onCall === undefined) return;
-    try {
-      this.hooks.onCall(method, outcome, seconds);
-    } catch (error) {
-      this.log.warn({ err: error, method }, "onCall hook failed");
-    }
   }
 
   /**
