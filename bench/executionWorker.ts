@@ -19,6 +19,7 @@ import { balanceOf, Chain, type ChainStore, type Commit, type Genesis, type Tx }
 import { keccakBackend, keccakReady, toChecksumAddress } from "../src/crypto/index.ts";
 import { LmdbStore } from "../src/storage/index.ts";
 import { MemoryStore } from "../test/helpers/memoryStore.ts";
+import { seededUint32 } from "../test/helpers/seededRandom.ts";
 import { machineCpu } from "./procs.ts";
 
 export interface ExecutionSpec {
@@ -91,18 +92,7 @@ const log = (message: string) => console.error(`[execution ${spec.accounts}] ${m
 const gc = (globalThis as { gc?: () => void }).gc;
 const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
 
-/** Deterministic 32-bit PRNG (mulberry32): every run draws the same accounts and amounts. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
-const random = prng(5);
+const random = seededUint32(5);
 const hex8 = () => random().toString(16).padStart(8, "0");
 const randomAddress = () => toChecksumAddress(`0x${hex8()}${hex8()}${hex8()}${hex8()}${hex8()}`);
 const pick = <T>(list: readonly T[]): T => list[random() % list.length] as T;

@@ -27,8 +27,7 @@ export const errorResponse = (id: JsonRpcId, error: RpcErrorObject): JsonRpcResp
   error,
 });
 
-const errorText = (id: JsonRpcId, error: RpcErrorObject): string =>
-  JSON.stringify(errorResponse(id, error));
+const errorText = (id: JsonRpcId, error: RpcErrorObject): string => JSON.stringify(errorResponse(id, error));
 
 /** A reply as JSON text, or as its UTF-8 bytes when a result came serialized (RawJson). */
 export type Reply = string | Buffer;

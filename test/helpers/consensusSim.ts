@@ -12,6 +12,7 @@ import {
 } from "../../src/consensus/index.ts";
 import { keccakHex } from "../../src/crypto/index.ts";
 import { ManualScheduler } from "./manualScheduler.ts";
+import { seededRandom } from "./seededRandom.ts";
 
 /**
  * Many validators on one manual clock, to plan the network past one machine: real
@@ -60,18 +61,6 @@ export interface SimResult {
   live: number;
   simulatedMs: number;
   realMs: number;
-}
-
-/** mulberry32: a small seeded generator, so that a run can be repeated exactly. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const simAddress = (i: number): string => `0x${(i + 1).toString(16).padStart(40, "0")}`;

@@ -12,6 +12,7 @@ import {
   TransferStream,
 } from "./crash.ts";
 import { freePort, rpc } from "./process.ts";
+import { seededRandom } from "./seededRandom.ts";
 
 export interface CrashLoopOptions {
   /** An empty or missing directory; the dev home of every run. */
@@ -37,18 +38,6 @@ export interface CrashLoopReport {
   /** Heights seen over RPC before some kill, all found unchanged after it. */
   blocksSeen: number;
   elapsedMs: number;
-}
-
-/** mulberry32: a small seeded PRNG, so a failing run can be repeated with its seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Headers 0..to (hashes only), 100 per request. */
@@ -77,7 +66,7 @@ async function readHashes(url: string, to: number): Promise<{ number: number; ha
  */
 export async function runCrashLoop(options: CrashLoopOptions): Promise<CrashLoopReport> {
   const started = Date.now();
-  const next = random(options.seed);
+  const next = seededRandom(options.seed);
   const minDelay = options.minDelayMs ?? 50;
   const maxDelay = options.maxDelayMs ?? 800;
   const port = await freePort();
