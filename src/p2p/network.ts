@@ -1,23 +1,17 @@
 import { setMaxListeners } from "node:events";
-import { isIPv4, isIPv6 } from "node:net";
-import { noise } from "@chainsafe/libp2p-noise";
-import { yamux } from "@chainsafe/libp2p-yamux";
-import { type GossipSub, gossipsub, type Message, TopicValidatorResult } from "@libp2p/gossipsub";
-import { type Identify, identify } from "@libp2p/identify";
-import type { Connection, Libp2p, PeerId, PrivateKey, Stream } from "@libp2p/interface";
+import { type Message, TopicValidatorResult } from "@libp2p/gossipsub";
+import type { Connection, PeerId, PrivateKey, Stream } from "@libp2p/interface";
 import { peerIdFromString } from "@libp2p/peer-id";
-import { type Ping, ping } from "@libp2p/ping";
-import { tcp } from "@libp2p/tcp";
 import type { Multiaddr } from "@multiformats/multiaddr";
-import { createLibp2p } from "libp2p";
 import type { Logger } from "pino";
 import { clipRange, encodeBlocksResponse, parseBlocksRequest } from "./blocksByRange.ts";
 import { Backoff, groupAddrs, type PeerAddrs, parsePeersResponse, peerIdInAddr } from "./discovery.ts";
-import { P2PError, toP2PError } from "./errors.ts";
+import { errorMessage, P2PError, toP2PError } from "./errors.ts";
 import { decodeJson, encodeJson, FRAME_HEADER_BYTES, StreamReader, writeFrame } from "./framing.ts";
-import { gossipOptions, verdictToResult } from "./gossip.ts";
+import { verdictToResult } from "./gossip.ts";
+import { createLibp2pNode, type Libp2pNode, listenMultiaddr } from "./libp2pNode.ts";
 import { decodeNodeKey, peerIdOf } from "./nodeKey.ts";
-import { defaultP2POptions, type P2POptions, type ResolvedP2POptions } from "./options.ts";
+import { type P2POptions, type ResolvedP2POptions, resolveP2POptions } from "./options.ts";
 import { PeerBans } from "./peerBans.ts";
 import {
   BLOCKS_BY_RANGE_PROTOCOL,
@@ -40,8 +34,6 @@ import {
   type PeerInfo,
   type PeerStatus,
 } from "./types.ts";
-
-type Node = Libp2p<{ identify: Identify; ping: Ping; pubsub: GossipSub }>;
 
 /**
  * A connected peer. `status` is set once its status showed our chain; it counts as a peer
@@ -95,8 +87,6 @@ const REDIAL_MAX_MS = 15_000;
 const MAX_DISCOVERED = 1024;
 /** Addresses given per peer in a peers answer. */
 const ADDRS_PER_PEER = 4;
-/** Connections above `maxPeers` that libp2p tolerates: room for peers still in the handshake. */
-const EXTRA_CONNECTIONS = 4;
 /** The maintenance tick (bootstrap redials, discovery, ban pruning), ms at most. */
 const MAINTENANCE_MS = 250;
 
@@ -126,7 +116,7 @@ export class P2PNetwork {
   /** In-flight requests and served streams, aborted by stop(). */
   readonly #active = new Map<AbortController, NodeJS.Timeout>();
   readonly #timers: NodeJS.Timeout[] = [];
-  #node: Node | undefined;
+  #node: Libp2pNode | undefined;
   #state: "new" | "starting" | "running" | "stopping" | "stopped" = "new";
   #starting: Promise<void> | undefined;
   #stopping: Promise<void> | undefined;
@@ -139,12 +129,7 @@ export class P2PNetwork {
   #cut: ReadonlySet<string> = new Set();
 
   constructor(options: P2POptions, handlers: P2PHandlers) {
-    this.#options = {
-      ...options,
-      requestTimeoutMs: options.requestTimeoutMs ?? defaultP2POptions.requestTimeoutMs,
-      penaltyCooldownMs: options.penaltyCooldownMs ?? defaultP2POptions.penaltyCooldownMs,
-    };
-    validateOptions(this.#options);
+    this.#options = resolveP2POptions(options);
     this.#handlers = handlers;
     this.#log = options.logger.child({ module: "p2p" });
     this.#privateKey = decodeNodeKey(options.nodeKey);
@@ -201,32 +186,16 @@ export class P2PNetwork {
       this.#topicOf.set(name, topic);
     }
     const { maxPeers, maxMessageBytes, requestTimeoutMs } = this.#options;
-    let node: Node;
+    let node: Libp2pNode;
     try {
-      node = await createLibp2p({
-        start: false,
+      node = await createLibp2pNode({
         privateKey: this.#privateKey,
-        addresses: { listen: [this.#listenAddr] },
-        transports: [tcp()],
-        connectionEncrypters: [noise()],
-        streamMuxers: [yamux()],
-        connectionGater: {
-          denyDialPeer: (peerId) => this.#isBanned(peerId.toString()),
-          denyInboundEncryptedConnection: (peerId) => this.#isBanned(peerId.toString()),
-          denyOutboundEncryptedConnection: (peerId) => this.#isBanned(peerId.toString()),
-        },
-        connectionManager: {
-          maxConnections: maxPeers + EXTRA_CONNECTIONS,
-          // libp2p refuses more than 5 inbound connections per second from one host by default;
-          // every node of a local testnet is the same host (127.0.0.1).
-          inboundConnectionThreshold: Math.max(5, maxPeers),
-          dialTimeout: requestTimeoutMs,
-        },
-        services: {
-          identify: identify(),
-          ping: ping(),
-          pubsub: gossipsub(gossipOptions([...this.#topicOf.keys()], maxMessageBytes)),
-        },
+        listenAddr: this.#listenAddr,
+        topics: [...this.#topicOf.keys()],
+        maxPeers,
+        maxMessageBytes,
+        requestTimeoutMs,
+        isRefused: (peerId) => this.#isBanned(peerId),
       });
     } catch (err) {
       this.#state = "stopped";
@@ -984,37 +953,3 @@ function isPeerFault(error: P2PError): boolean {
 
 const isHeight = (value: unknown): value is number =>
   typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-function listenMultiaddr(host: string, port: number): string {
-  const ip = host === "localhost" ? "127.0.0.1" : host;
-  if (isIPv4(ip)) return `/ip4/${ip}/tcp/${port}`;
-  if (isIPv6(ip)) return `/ip6/${ip}/tcp/${port}`;
-  throw new P2PError(
-    "invalid_argument",
-    `p2p host must be an IP address or "localhost", got ${JSON.stringify(host)}`,
-  );
-}
-
-function validateOptions(options: ResolvedP2POptions): void {
-  const checks: [boolean, string][] = [
-    [Number.isInteger(options.port) && options.port >= 0 && options.port <= 65535, "port must be 0..65535"],
-    [Number.isSafeInteger(options.maxPeers) && options.maxPeers >= 1, "maxPeers must be a positive integer"],
-    [
-      Number.isSafeInteger(options.maxMessageBytes) && options.maxMessageBytes >= 1024,
-      "maxMessageBytes must be an integer >= 1024",
-    ],
-    [
-      Number.isSafeInteger(options.maxBlocksPerRequest) && options.maxBlocksPerRequest >= 1,
-      "maxBlocksPerRequest must be a positive integer",
-    ],
-    [options.statusIntervalMs >= 10, "statusIntervalMs must be >= 10"],
-    [options.requestTimeoutMs >= 10, "requestTimeoutMs must be >= 10"],
-    [options.penaltyCooldownMs >= 0, "penaltyCooldownMs must be >= 0"],
-    [Array.isArray(options.bootstrap), "bootstrap must be an array of multiaddrs"],
-  ];
-  for (const [ok, message] of checks) if (!ok) throw new P2PError("invalid_argument", message);
-}
