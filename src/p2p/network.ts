@@ -125,8 +125,8 @@ export class P2PNetwork {
   #topicOf = new Map<string, GossipTopic>();
   #topicName: Partial<Record<GossipTopic, string>> = {};
   #statusTicks = 0;
-  /** Peers cut off by a test partition (see `partition`). */
-  #cut: ReadonlySet<string> = new Set();
+  /** Removes our listener from `options.peerFilter` (set while running). */
+  #stopFilterListener: (() => void) | undefined;
 
   constructor(options: P2POptions, handlers: P2PHandlers) {
     this.#options = resolveP2POptions(options);
@@ -237,6 +237,7 @@ export class P2PNetwork {
     }
     for (const name of this.#topicOf.keys()) pubsub.subscribe(name);
     this.#state = "running";
+    this.#stopFilterListener = this.#options.peerFilter?.onChange(() => this.#cutFilteredOut());
     this.#timers.push(setInterval(() => this.#statusTick(), this.#options.statusIntervalMs));
     this.#timers.push(
       setInterval(() => this.#maintenanceTick(), Math.min(MAINTENANCE_MS, this.#options.statusIntervalMs)),
@@ -262,6 +263,7 @@ export class P2PNetwork {
       return;
     }
     this.#state = "stopping";
+    this.#stopFilterListener?.();
     for (const timer of this.#timers) clearInterval(timer);
     this.#timers.length = 0;
     for (const [controller, timer] of this.#active) {
@@ -382,30 +384,31 @@ export class P2PNetwork {
     this.#disconnect(peerId);
   }
 
-  /**
-   * Test-only: cuts this node off from `peerIds` (a network partition without root, driven by
-   * CHAIN_NODE_PARTITION_FILE in node/partition.ts; test/e2e/networkFaults.test.ts). Connections
-   * to them are closed, dials both ways are refused, and gossip they forward is dropped, until a
-   * later call leaves them out (then static peers are redialed as usual). Not an offence: no ban.
-   */
-  partition(peerIds: readonly string[]): void {
-    this.#cut = new Set(peerIds);
-    for (const id of this.#cut) {
-      if (
-        this.#peers.has(id) ||
-        (this.#node?.getConnections().some((c) => c.remotePeer.toString() === id) ?? false)
-      ) {
-        this.#log.info({ peer: id }, "peer cut off by a test partition");
-        this.#disconnect(id);
-      }
-    }
-  }
-
   // --- connection lifecycle -------------------------------------------------------------------
 
-  /** Refused for now: banned, or cut off by a test partition. */
+  /** Refused for now: banned, or not allowed by the peer filter. */
   #isBanned(peerId: string): boolean {
-    return this.#cut.has(peerId) || this.#bans.isBanned(peerId, Date.now());
+    return !this.#allowed(peerId) || this.#bans.isBanned(peerId, Date.now());
+  }
+
+  #allowed(peerId: string): boolean {
+    return this.#options.peerFilter?.allows(peerId) ?? true;
+  }
+
+  /**
+   * The peer filter changed: closes our connections to the peers it no longer allows (dials both
+   * ways are refused and their gossip dropped through #isBanned and #allowed). Not an offence: no
+   * ban, so once allowed again a static peer is redialed as usual.
+   */
+  #cutFilteredOut(): void {
+    const connected = new Set(this.#peers.keys());
+    for (const connection of this.#node?.getConnections() ?? [])
+      connected.add(connection.remotePeer.toString());
+    for (const id of connected) {
+      if (this.#allowed(id)) continue;
+      this.#log.info({ peer: id }, "peer cut off by the peer filter");
+      this.#disconnect(id);
+    }
   }
 
   /** Refuses a peer that is not of our chain: not an offence, but it may not come back for a while. */
@@ -618,7 +621,7 @@ export class P2PNetwork {
         return TopicValidatorResult.Reject;
       }
       const entry = this.#peers.get(from);
-      if (entry?.status === undefined || this.#cut.has(from)) return TopicValidatorResult.Ignore;
+      if (entry?.status === undefined || !this.#allowed(from)) return TopicValidatorResult.Ignore;
       let payload: unknown;
       try {
         payload = decodeJson(message.data);

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { P2PError } from "./errors.ts";
+import type { PeerFilter } from "./types.ts";
 
 export interface P2POptions {
   /** Listen host: an IPv4 or IPv6 literal, or "localhost" (= 127.0.0.1). */
@@ -22,6 +23,8 @@ export interface P2POptions {
   requestTimeoutMs?: number;
   /** How long a penalized or incompatible peer is refused, ms (doubles on each repeat offence, up to 32×). */
   penaltyCooldownMs?: number;
+  /** Peers we may talk to (default: all). Changes close connections to peers no longer allowed. */
+  peerFilter?: PeerFilter;
   logger: Logger;
 }
 
@@ -37,8 +40,8 @@ export const defaultP2POptions = {
   penaltyCooldownMs: 60_000,
 } satisfies Partial<P2POptions>;
 
-/** The options with every optional member filled in. */
-export type ResolvedP2POptions = Required<P2POptions>;
+/** The options with every optional member filled in (but the filter: none allows every peer). */
+export type ResolvedP2POptions = Required<Omit<P2POptions, "peerFilter">> & Pick<P2POptions, "peerFilter">;
 
 /** Fills in the defaults and checks every bound; throws `P2PError("invalid_argument")`. */
 export function resolveP2POptions(options: P2POptions): ResolvedP2POptions {
