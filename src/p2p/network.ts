@@ -12,7 +12,7 @@ import { verdictToResult } from "./gossip.ts";
 import { createLibp2pNode, type Libp2pNode, listenMultiaddr } from "./libp2pNode.ts";
 import { decodeNodeKey, peerIdOf } from "./nodeKey.ts";
 import { type P2POptions, type ResolvedP2POptions, resolveP2POptions } from "./options.ts";
-import { PeerBans } from "./peerBans.ts";
+import { type PeerEntry, PeerManager } from "./peerManager.ts";
 import {
   BLOCKS_BY_RANGE_PROTOCOL,
   MAX_BLOCKS_REQUEST_BYTES,
@@ -35,34 +35,6 @@ import {
   type PeerStatus,
 } from "./types.ts";
 
-/**
- * A connected peer. `status` is set once its status showed our chain; it counts as a peer
- * (`ready`) once gossipsub also knows its subscriptions to all our topics, so that anything we
- * publish from then on reaches it (gossipsub sends a message only to peers it knows subscribed;
- * one published earlier is lost for that peer). A peer whose subscriptions do not arrive within
- * the request timeout counts anyway.
- */
-interface PeerEntry {
-  id: string;
-  peerId: PeerId;
-  status: PeerStatus | undefined;
-  /** When `status` was first set. */
-  statusAt: number;
-  /** Our topics the peer subscribed to. */
-  topics: Set<string>;
-  ready: boolean;
-  statusInFlight: boolean;
-  /** Consecutive failed status exchanges. */
-  failures: number;
-  /**
-   * Consecutive block or peer requests it left unanswered until they timed out (status
-   * exchanges count in `failures`: a peer answering those but not these is still mute).
-   */
-  silentRequests: number;
-  /** When we last asked it for its peers (0 = never). */
-  peersAskedAt: number;
-}
-
 interface StaticPeer extends PeerAddrs {
   backoff: Backoff;
   dialing: boolean;
@@ -76,8 +48,6 @@ interface Answer {
 
 /** Status exchanges that fail this many times in a row (timeouts, resets) drop the peer. */
 const MAX_STATUS_FAILURES = 3;
-/** Requests in a row a peer may leave unanswered (timeouts) before it is disconnected. */
-const MAX_SILENT_REQUESTS = 3;
 /** Discovery asks each peer for its peers at most once per this many status intervals. */
 const DISCOVERY_EVERY_STATUS_INTERVALS = 5;
 /** Redial backoff for static and discovered peers. */
@@ -109,8 +79,7 @@ export class P2PNetwork {
   readonly #privateKey: PrivateKey;
   readonly #listenAddr: string;
   readonly #static: StaticPeer[];
-  readonly #bans: PeerBans;
-  readonly #peers = new Map<string, PeerEntry>();
+  readonly #peers: PeerManager;
   readonly #discovered = new Map<string, Backoff>();
   readonly #dialing = new Set<string>();
   /** In-flight requests and served streams, aborted by stop(). */
@@ -120,8 +89,6 @@ export class P2PNetwork {
   #state: "new" | "starting" | "running" | "stopping" | "stopped" = "new";
   #starting: Promise<void> | undefined;
   #stopping: Promise<void> | undefined;
-  /** Our chain identity, fixed at start: peers must match it. */
-  #identity: PeerStatus | undefined;
   #topicOf = new Map<string, GossipTopic>();
   #topicName: Partial<Record<GossipTopic, string>> = {};
   #statusTicks = 0;
@@ -135,7 +102,6 @@ export class P2PNetwork {
     this.#privateKey = decodeNodeKey(options.nodeKey);
     this.peerId = peerIdOf(options.nodeKey);
     this.#listenAddr = listenMultiaddr(options.host, options.port);
-    this.#bans = new PeerBans(this.#options.penaltyCooldownMs);
     const { peers, invalid } = groupAddrs(options.bootstrap);
     if (invalid.length > 0) {
       throw new P2PError(
@@ -155,6 +121,22 @@ export class P2PNetwork {
     this.#static = peers
       .filter((peer) => peer.id !== this.peerId)
       .map((peer) => ({ ...peer, backoff: new Backoff(REDIAL_INITIAL_MS, REDIAL_MAX_MS), dialing: false }));
+    this.#peers = new PeerManager({
+      selfId: this.peerId,
+      maxPeers: this.#options.maxPeers,
+      requestTimeoutMs: this.#options.requestTimeoutMs,
+      penaltyCooldownMs: this.#options.penaltyCooldownMs,
+      staticIds: new Set(this.#static.map((peer) => peer.id)),
+      filter: this.#options.peerFilter,
+      live: () => this.#live(),
+      log: this.#log,
+      onStatus: (peerId, status) => this.onPeerStatus?.(peerId, status),
+      onReady: (entry) => {
+        this.#discovered.get(entry.id)?.succeeded();
+        this.#static.find((peer) => peer.id === entry.id)?.backoff.succeeded();
+        void this.#askPeers(entry);
+      },
+    });
   }
 
   /**
@@ -179,12 +161,12 @@ export class P2PNetwork {
       this.#state = "stopped";
       throw new P2PError("invalid_argument", "handlers.status() returned a malformed status");
     }
-    this.#identity = identity;
     for (const topic of GOSSIP_TOPICS) {
       const name = topicName(topic, identity);
       this.#topicName[topic] = name;
       this.#topicOf.set(name, topic);
     }
+    this.#peers.start(identity, new Set(this.#topicOf.keys()));
     const { maxPeers, maxMessageBytes, requestTimeoutMs } = this.#options;
     let node: Libp2pNode;
     try {
@@ -195,15 +177,18 @@ export class P2PNetwork {
         maxPeers,
         maxMessageBytes,
         requestTimeoutMs,
-        isRefused: (peerId) => this.#isBanned(peerId),
+        isRefused: (peerId) => this.#peers.isRefused(peerId),
       });
     } catch (err) {
       this.#state = "stopped";
       throw toP2PError(err, "invalid_argument");
     }
     this.#node = node;
-    node.addEventListener("peer:connect", (evt) => this.#onPeerConnect(evt.detail));
-    node.addEventListener("peer:disconnect", (evt) => this.#onPeerDisconnect(evt.detail));
+    node.addEventListener("peer:connect", (evt) => {
+      const entry = this.#peers.onConnect(evt.detail);
+      if (entry !== undefined) void this.#exchangeStatus(entry);
+    });
+    node.addEventListener("peer:disconnect", (evt) => this.#peers.onDisconnect(evt.detail));
     await node.handle(STATUS_PROTOCOL, (stream, connection) => this.#onStatusStream(stream, connection), {
       maxInboundStreams: MAX_INBOUND_STREAMS.status,
     });
@@ -219,7 +204,7 @@ export class P2PNetwork {
     });
     const pubsub = node.services.pubsub;
     pubsub.addEventListener("subscription-change", (evt) =>
-      this.#onSubscriptionChange(evt.detail.peerId, evt.detail.subscriptions),
+      this.#peers.onSubscriptionChange(evt.detail.peerId, evt.detail.subscriptions),
     );
     for (const [name, topic] of this.#topicOf) {
       pubsub.topicValidators.set(name, (peer, message) => this.#validateGossip(topic, peer, message));
@@ -237,7 +222,7 @@ export class P2PNetwork {
     }
     for (const name of this.#topicOf.keys()) pubsub.subscribe(name);
     this.#state = "running";
-    this.#stopFilterListener = this.#options.peerFilter?.onChange(() => this.#cutFilteredOut());
+    this.#stopFilterListener = this.#options.peerFilter?.onChange(() => this.#peers.cutFilteredOut());
     this.#timers.push(setInterval(() => this.#statusTick(), this.#options.statusIntervalMs));
     this.#timers.push(
       setInterval(() => this.#maintenanceTick(), Math.min(MAINTENANCE_MS, this.#options.statusIntervalMs)),
@@ -296,20 +281,19 @@ export class P2PNetwork {
     return this.#state === "running" && this.#node !== undefined && this.#node.getMultiaddrs().length > 0;
   }
 
+  /** The libp2p node while running (see LiveNode). */
+  #live(): Libp2pNode | undefined {
+    return this.#state === "running" ? this.#node : undefined;
+  }
+
   /** Connected peers that passed the handshake. */
   peerCount(): number {
-    let count = 0;
-    for (const entry of this.#peers.values()) if (entry.ready) count++;
-    return count;
+    return this.#peers.readyCount();
   }
 
   /** Handshaken peers with the latest status each sent. */
   peers(): PeerInfo[] {
-    const out: PeerInfo[] = [];
-    for (const entry of this.#peers.values()) {
-      if (entry.ready && entry.status !== undefined) out.push({ id: entry.id, status: { ...entry.status } });
-    }
-    return out;
+    return this.#peers.readyPeers();
   }
 
   /**
@@ -368,7 +352,7 @@ export class P2PNetwork {
     } catch (err) {
       const error = toP2PError(err, "stream_error");
       if (isPeerFault(error)) this.penalize(peerId, `blocks by range: ${error.message}`);
-      else if (error.reason === "timeout") this.#lateAnswer(entry, `blocks by range: ${error.message}`);
+      else if (error.reason === "timeout") this.#peers.lateAnswer(entry, `blocks by range: ${error.message}`);
       throw error;
     }
   }
@@ -378,108 +362,10 @@ export class P2PNetwork {
    * connection gater) for the cool-down, doubled on each repeat offence.
    */
   penalize(peerId: string, reason: string): void {
-    if (peerId === this.peerId) return;
-    const banMs = this.#bans.penalize(peerId, reason, Date.now());
-    this.#log.info({ peer: peerId, reason, banMs }, "peer penalized");
-    this.#disconnect(peerId);
+    this.#peers.penalize(peerId, reason);
   }
 
   // --- connection lifecycle -------------------------------------------------------------------
-
-  /** Refused for now: banned, or not allowed by the peer filter. */
-  #isBanned(peerId: string): boolean {
-    return !this.#allowed(peerId) || this.#bans.isBanned(peerId, Date.now());
-  }
-
-  #allowed(peerId: string): boolean {
-    return this.#options.peerFilter?.allows(peerId) ?? true;
-  }
-
-  /**
-   * The peer filter changed: closes our connections to the peers it no longer allows (dials both
-   * ways are refused and their gossip dropped through #isBanned and #allowed). Not an offence: no
-   * ban, so once allowed again a static peer is redialed as usual.
-   */
-  #cutFilteredOut(): void {
-    const connected = new Set(this.#peers.keys());
-    for (const connection of this.#node?.getConnections() ?? [])
-      connected.add(connection.remotePeer.toString());
-    for (const id of connected) {
-      if (this.#allowed(id)) continue;
-      this.#log.info({ peer: id }, "peer cut off by the peer filter");
-      this.#disconnect(id);
-    }
-  }
-
-  /** Refuses a peer that is not of our chain: not an offence, but it may not come back for a while. */
-  #refuse(peerId: string, reason: string): void {
-    this.#bans.refuse(peerId, reason, Date.now());
-    this.#log.info({ peer: peerId, reason }, "peer refused: not our chain");
-    this.#disconnect(peerId);
-  }
-
-  /** Drops the peer from our books now and closes its connections. */
-  #disconnect(peerId: string): void {
-    const entry = this.#peers.get(peerId);
-    this.#peers.delete(peerId);
-    const node = this.#node;
-    if (node === undefined || this.#state !== "running") return;
-    let id = entry?.peerId;
-    if (id === undefined) {
-      try {
-        id = peerIdFromString(peerId);
-      } catch {
-        return;
-      }
-    }
-    node
-      .hangUp(id)
-      .catch((err: unknown) => this.#log.debug({ peer: peerId, err: errorMessage(err) }, "hang up failed"));
-  }
-
-  #entryFor(peerId: PeerId): PeerEntry | undefined {
-    if (this.#state !== "running") return undefined;
-    const id = peerId.toString();
-    if (this.#isBanned(id)) {
-      this.#disconnect(id);
-      return undefined;
-    }
-    let entry = this.#peers.get(id);
-    if (entry === undefined) {
-      entry = {
-        id,
-        peerId,
-        status: undefined,
-        statusAt: 0,
-        topics: new Set(),
-        ready: false,
-        statusInFlight: false,
-        failures: 0,
-        silentRequests: 0,
-        peersAskedAt: 0,
-      };
-      this.#peers.set(id, entry);
-    }
-    return entry;
-  }
-
-  #onPeerConnect(peerId: PeerId): void {
-    const entry = this.#entryFor(peerId);
-    if (entry === undefined) return;
-    this.#log.debug({ peer: entry.id }, "connection open");
-    void this.#exchangeStatus(entry);
-  }
-
-  #onPeerDisconnect(peerId: PeerId): void {
-    const id = peerId.toString();
-    const entry = this.#peers.get(id);
-    this.#peers.delete(id);
-    if (entry?.ready === true) this.#log.info({ peer: id, peers: this.peerCount() }, "peer disconnected");
-  }
-
-  #isStatic(peerId: string): boolean {
-    return this.#static.some((peer) => peer.id === peerId);
-  }
 
   // --- status handshake -------------------------------------------------------------------------
 
@@ -495,9 +381,9 @@ export class P2PNetwork {
         MAX_STATUS_BYTES,
       );
       entry.failures = 0;
-      this.#acceptStatus(entry, answer);
+      this.#peers.acceptStatus(entry, answer);
     } catch (err) {
-      if (this.#state !== "running" || this.#peers.get(entry.id) !== entry) return;
+      if (this.#state !== "running" || !this.#peers.isCurrent(entry)) return;
       const error = toP2PError(err, "stream_error");
       // A late answer counts as a failure (the peer may be busy); garbage is an offence.
       if (isPeerFault(error)) {
@@ -515,98 +401,27 @@ export class P2PNetwork {
           { peer: entry.id, reason: unsupported ? "not a chain-node" : error.message },
           "peer dropped",
         );
-        this.#disconnect(entry.id);
+        this.#peers.disconnect(entry.id);
       }
     } finally {
       entry.statusInFlight = false;
     }
   }
 
-  /**
-   * Takes a status the peer sent (in its request or its answer). Malformed: penalized. Another
-   * chain: refused. Returns whether the peer is (still) handshaken.
-   */
-  #acceptStatus(entry: PeerEntry, raw: unknown): boolean {
-    const status = parsePeerStatus(raw);
-    if (status === undefined) {
-      this.penalize(entry.id, "malformed status");
-      return false;
-    }
-    const identity = this.#identity;
-    const mismatch = identity === undefined ? "not started" : statusMismatch(identity, status);
-    if (mismatch !== undefined) {
-      this.#refuse(entry.id, mismatch);
-      return false;
-    }
-    if (this.#state !== "running" || this.#peers.get(entry.id) !== entry) return false;
-    if (entry.status === undefined) {
-      if (this.#admittedCount() >= this.#options.maxPeers && !this.#isStatic(entry.id)) {
-        this.#log.debug({ peer: entry.id }, "peer dropped: maxPeers reached");
-        this.#disconnect(entry.id);
-        return false;
-      }
-      entry.statusAt = Date.now();
-    }
-    entry.status = status;
-    if (entry.ready) this.#reportStatus(entry, status);
-    else this.#maybeReady(entry);
-    return true;
-  }
-
-  /** Counts the peer once it has a status and known subscriptions (or waited long enough for them). */
-  #maybeReady(entry: PeerEntry): void {
-    const { status } = entry;
-    if (entry.ready || status === undefined || this.#state !== "running") return;
-    const subscribed = entry.topics.size === this.#topicOf.size;
-    if (!subscribed && Date.now() - entry.statusAt < this.#options.requestTimeoutMs) return;
-    entry.ready = true;
-    this.#discovered.get(entry.id)?.succeeded();
-    this.#static.find((peer) => peer.id === entry.id)?.backoff.succeeded();
-    this.#log.info(
-      { peer: entry.id, head: status.head_number, peers: this.peerCount(), gossip: subscribed },
-      "peer connected",
-    );
-    this.#reportStatus(entry, status);
-    void this.#askPeers(entry);
-  }
-
-  #reportStatus(entry: PeerEntry, status: PeerStatus): void {
-    try {
-      this.onPeerStatus?.(entry.id, { ...status });
-    } catch (err) {
-      this.#log.error({ err }, "onPeerStatus threw");
-    }
-  }
-
-  #onSubscriptionChange(
-    peerId: PeerId,
-    subscriptions: readonly { topic: string; subscribe: boolean }[],
-  ): void {
-    const entry = this.#peers.get(peerId.toString());
-    if (entry === undefined) return;
-    for (const { topic, subscribe } of subscriptions) {
-      if (!this.#topicOf.has(topic)) continue;
-      if (subscribe) entry.topics.add(topic);
-      else entry.topics.delete(topic);
-    }
-    this.#maybeReady(entry);
-  }
-
   #onStatusStream(stream: Stream, connection: Connection): Promise<void> {
     return this.#serve(stream, connection, "status", MAX_STATUS_BYTES, (request, entry) => {
       const status = parsePeerStatus(request);
       if (status === undefined) throw new P2PError("bad_message", "malformed status");
-      const identity = this.#identity;
+      const identity = this.#peers.chainIdentity;
       const mismatch = identity === undefined ? undefined : statusMismatch(identity, status);
       const body = encodeJson(this.#handlers.status());
       if (mismatch !== undefined) {
         // Another chain still gets our status (so it refuses us too, with a clear reason); the
         // ban is in place at once, the hang-up waits until the answer is out.
-        this.#bans.refuse(entry.id, mismatch, Date.now());
-        this.#log.info({ peer: entry.id, reason: mismatch }, "peer refused: not our chain");
-        return { body, after: () => this.#disconnect(entry.id) };
+        this.#peers.refuse(entry.id, mismatch);
+        return { body, after: () => this.#peers.disconnect(entry.id) };
       }
-      if (!this.#acceptStatus(entry, status)) return undefined;
+      if (!this.#peers.acceptStatus(entry, status)) return undefined;
       return { body };
     });
   }
@@ -621,7 +436,7 @@ export class P2PNetwork {
         return TopicValidatorResult.Reject;
       }
       const entry = this.#peers.get(from);
-      if (entry?.status === undefined || !this.#allowed(from)) return TopicValidatorResult.Ignore;
+      if (entry?.status === undefined || !this.#peers.isAllowed(from)) return TopicValidatorResult.Ignore;
       let payload: unknown;
       try {
         payload = decodeJson(message.data);
@@ -721,19 +536,6 @@ export class P2PNetwork {
     return out;
   }
 
-  /**
-   * A request to the peer timed out: no ban (see isPeerFault), but a peer that stays silent
-   * through MAX_SILENT_REQUESTS requests in a row is disconnected, so a mute peer cannot stall
-   * sync or discovery for long. It may reconnect at once; an answer to one resets the count.
-   */
-  #lateAnswer(entry: PeerEntry, what: string): void {
-    entry.silentRequests++;
-    this.#log.debug({ peer: entry.id, what, silent: entry.silentRequests }, "request timed out");
-    if (entry.silentRequests < MAX_SILENT_REQUESTS || this.#peers.get(entry.id) !== entry) return;
-    this.#log.info({ peer: entry.id, reason: what }, "peer dropped: it leaves requests unanswered");
-    this.#disconnect(entry.id);
-  }
-
   /** Asks a handshaken peer for its peers and dials the ones we lack, up to maxPeers. */
   async #askPeers(entry: PeerEntry): Promise<void> {
     if (!this.#wantsPeers()) return;
@@ -748,7 +550,7 @@ export class P2PNetwork {
       const error = toP2PError(err, "stream_error");
       if (this.#state !== "running") return;
       if (isPeerFault(error)) this.penalize(entry.id, `peers: ${error.message}`);
-      else if (error.reason === "timeout") this.#lateAnswer(entry, `peers: ${error.message}`);
+      else if (error.reason === "timeout") this.#peers.lateAnswer(entry, `peers: ${error.message}`);
       else this.#log.debug({ peer: entry.id, err: error.message }, "peers request failed");
       return;
     }
@@ -756,19 +558,15 @@ export class P2PNetwork {
   }
 
   #wantsPeers(): boolean {
-    return this.#state === "running" && this.#admittedCount() + this.#dialing.size < this.#options.maxPeers;
-  }
-
-  /** Peers whose status showed our chain, counted or about to be (what maxPeers bounds). */
-  #admittedCount(): number {
-    let count = 0;
-    for (const entry of this.#peers.values()) if (entry.status !== undefined) count++;
-    return count;
+    return (
+      this.#state === "running" && this.#peers.admittedCount() + this.#dialing.size < this.#options.maxPeers
+    );
   }
 
   #dialDiscovered(candidate: PeerAddrs): void {
     const { id } = candidate;
-    if (id === this.peerId || this.#peers.has(id) || this.#dialing.has(id) || this.#isBanned(id)) return;
+    if (id === this.peerId || this.#peers.has(id) || this.#dialing.has(id) || this.#peers.isRefused(id))
+      return;
     if (!this.#wantsPeers()) return;
     let backoff = this.#discovered.get(id);
     if (backoff === undefined) {
@@ -815,7 +613,7 @@ export class P2PNetwork {
     this.#statusTicks++;
     const discover = this.#statusTicks % DISCOVERY_EVERY_STATUS_INTERVALS === 0;
     for (const entry of this.#peers.values()) {
-      this.#maybeReady(entry);
+      this.#peers.maybeReady(entry);
       void this.#exchangeStatus(entry);
       if (discover && entry.ready) void this.#askPeers(entry);
     }
@@ -827,13 +625,13 @@ export class P2PNetwork {
     const now = Date.now();
     for (const peer of this.#static) {
       if (peer.dialing || this.#peers.has(peer.id) || this.#dialing.has(peer.id)) continue;
-      if (this.#isBanned(peer.id) || !peer.backoff.due(now)) continue;
+      if (this.#peers.isRefused(peer.id) || !peer.backoff.due(now)) continue;
       peer.dialing = true;
       this.#dial(peer.id, peer.addrs, peer.backoff, "static", () => {
         peer.dialing = false;
       });
     }
-    this.#bans.prune(now);
+    this.#peers.pruneBans(now);
   }
 
   // --- request/response plumbing ----------------------------------------------------------------
@@ -899,7 +697,7 @@ export class P2PNetwork {
     maxRequestBytes: number,
     answer: (request: unknown, entry: PeerEntry) => Answer | undefined | Promise<Answer | undefined>,
   ): Promise<void> {
-    const entry = this.#entryFor(connection.remotePeer);
+    const entry = this.#peers.entryFor(connection.remotePeer);
     if (entry === undefined) {
       stream.abort(new P2PError("not_connected", "refused"));
       return;
