@@ -1,4 +1,3 @@
-import { setMaxListeners } from "node:events";
 import { type Message, TopicValidatorResult } from "@libp2p/gossipsub";
 import type { Connection, PeerId, PrivateKey, Stream } from "@libp2p/interface";
 import { peerIdFromString } from "@libp2p/peer-id";
@@ -6,8 +5,9 @@ import type { Multiaddr } from "@multiformats/multiaddr";
 import type { Logger } from "pino";
 import { clipRange, encodeBlocksResponse, parseBlocksRequest } from "./blocksByRange.ts";
 import { Backoff, groupAddrs, type PeerAddrs, parsePeersResponse, peerIdInAddr } from "./discovery.ts";
+import { RequestDeadlines } from "./deadlines.ts";
 import { errorMessage, P2PError, toP2PError } from "./errors.ts";
-import { decodeJson, encodeJson, FRAME_HEADER_BYTES, StreamReader, writeFrame } from "./framing.ts";
+import { decodeJson, encodeJson, FRAME_HEADER_BYTES } from "./framing.ts";
 import { verdictToResult } from "./gossip.ts";
 import { createLibp2pNode, type Libp2pNode, listenMultiaddr } from "./libp2pNode.ts";
 import { decodeNodeKey, peerIdOf } from "./nodeKey.ts";
@@ -26,6 +26,7 @@ import {
   STATUS_PROTOCOL,
   topicName,
 } from "./protocols.ts";
+import { isPeerFault, RequestResponse } from "./requestResponse.ts";
 import { parsePeerStatus, statusMismatch } from "./status.ts";
 import {
   GOSSIP_TOPICS,
@@ -38,12 +39,6 @@ import {
 interface StaticPeer extends PeerAddrs {
   backoff: Backoff;
   dialing: boolean;
-}
-
-/** What a served request answers: the body, and what to do once it is sent. */
-interface Answer {
-  body: Uint8Array;
-  after?: () => void;
 }
 
 /** Status exchanges that fail this many times in a row (timeouts, resets) drop the peer. */
@@ -82,8 +77,9 @@ export class P2PNetwork {
   readonly #peers: PeerManager;
   readonly #discovered = new Map<string, Backoff>();
   readonly #dialing = new Set<string>();
-  /** In-flight requests and served streams, aborted by stop(). */
-  readonly #active = new Map<AbortController, NodeJS.Timeout>();
+  /** In-flight requests, served streams and dials, aborted by stop(). */
+  readonly #deadlines: RequestDeadlines;
+  readonly #reqResp: RequestResponse;
   readonly #timers: NodeJS.Timeout[] = [];
   #node: Libp2pNode | undefined;
   #state: "new" | "starting" | "running" | "stopping" | "stopped" = "new";
@@ -121,6 +117,7 @@ export class P2PNetwork {
     this.#static = peers
       .filter((peer) => peer.id !== this.peerId)
       .map((peer) => ({ ...peer, backoff: new Backoff(REDIAL_INITIAL_MS, REDIAL_MAX_MS), dialing: false }));
+    this.#deadlines = new RequestDeadlines(this.#options.requestTimeoutMs);
     this.#peers = new PeerManager({
       selfId: this.peerId,
       maxPeers: this.#options.maxPeers,
@@ -136,6 +133,12 @@ export class P2PNetwork {
         this.#static.find((peer) => peer.id === entry.id)?.backoff.succeeded();
         void this.#askPeers(entry);
       },
+    });
+    this.#reqResp = new RequestResponse({
+      live: () => this.#live(),
+      deadlines: this.#deadlines,
+      peers: this.#peers,
+      log: this.#log,
     });
   }
 
@@ -251,11 +254,7 @@ export class P2PNetwork {
     this.#stopFilterListener?.();
     for (const timer of this.#timers) clearInterval(timer);
     this.#timers.length = 0;
-    for (const [controller, timer] of this.#active) {
-      clearTimeout(timer);
-      controller.abort(new P2PError("not_running", "network stopped"));
-    }
-    this.#active.clear();
+    this.#deadlines.abortAll();
     try {
       await this.#node?.stop();
     } catch (err) {
@@ -334,7 +333,7 @@ export class P2PNetwork {
     const entry = this.#peers.get(peerId);
     if (entry?.status === undefined) throw new P2PError("not_connected", `peer ${peerId} is not handshaken`);
     try {
-      const answer = await this.#request(
+      const answer = await this.#reqResp.request(
         entry,
         BLOCKS_BY_RANGE_PROTOCOL,
         encodeJson({ from, to }),
@@ -374,7 +373,7 @@ export class P2PNetwork {
     if (entry.statusInFlight) return;
     entry.statusInFlight = true;
     try {
-      const answer = await this.#request(
+      const answer = await this.#reqResp.request(
         entry,
         STATUS_PROTOCOL,
         encodeJson(this.#handlers.status()),
@@ -409,7 +408,7 @@ export class P2PNetwork {
   }
 
   #onStatusStream(stream: Stream, connection: Connection): Promise<void> {
-    return this.#serve(stream, connection, "status", MAX_STATUS_BYTES, (request, entry) => {
+    return this.#reqResp.serve(stream, connection, "status", MAX_STATUS_BYTES, (request, entry) => {
       const status = parsePeerStatus(request);
       if (status === undefined) throw new P2PError("bad_message", "malformed status");
       const identity = this.#peers.chainIdentity;
@@ -469,39 +468,51 @@ export class P2PNetwork {
   // --- blocks by range --------------------------------------------------------------------------
 
   #onBlocksStream(stream: Stream, connection: Connection): Promise<void> {
-    return this.#serve(stream, connection, "blocks", MAX_BLOCKS_REQUEST_BYTES, async (request, entry) => {
-      if (entry.status === undefined) return undefined;
-      const parsed = parseBlocksRequest(request);
-      if (parsed === undefined) throw new P2PError("bad_message", "malformed blocks request");
-      const range = clipRange(parsed, this.#options.maxBlocksPerRequest);
-      const items = await this.#handlers.serveBlocks(range.from, range.to);
-      if (typeof (items as Partial<Iterable<unknown>>)?.[Symbol.iterator] !== "function") {
-        throw new Error("serveBlocks returned a non-iterable");
-      }
-      const { body, count, cut } = encodeBlocksResponse(
-        items,
-        range.to - range.from + 1,
-        this.#options.maxMessageBytes - FRAME_HEADER_BYTES,
-      );
-      // A prefix is the protocol working (the peer asks again from where it stopped): big blocks
-      // make it routine under load. A first block alone over the limit is not: no peer can fetch
-      // it from this node, and an operator has to raise [p2p] max_message_bytes.
-      if (cut && count === 0) {
-        this.#log.warn({ from: range.from }, "a block is larger than the message limit");
-      } else if (cut) {
-        this.#log.debug({ from: range.from, count }, "blocks answer cut to the message limit");
-      }
-      return { body };
-    });
+    return this.#reqResp.serve(
+      stream,
+      connection,
+      "blocks",
+      MAX_BLOCKS_REQUEST_BYTES,
+      async (request, entry) => {
+        if (entry.status === undefined) return undefined;
+        const parsed = parseBlocksRequest(request);
+        if (parsed === undefined) throw new P2PError("bad_message", "malformed blocks request");
+        const range = clipRange(parsed, this.#options.maxBlocksPerRequest);
+        const items = await this.#handlers.serveBlocks(range.from, range.to);
+        if (typeof (items as Partial<Iterable<unknown>>)?.[Symbol.iterator] !== "function") {
+          throw new Error("serveBlocks returned a non-iterable");
+        }
+        const { body, count, cut } = encodeBlocksResponse(
+          items,
+          range.to - range.from + 1,
+          this.#options.maxMessageBytes - FRAME_HEADER_BYTES,
+        );
+        // A prefix is the protocol working (the peer asks again from where it stopped): big blocks
+        // make it routine under load. A first block alone over the limit is not: no peer can fetch
+        // it from this node, and an operator has to raise [p2p] max_message_bytes.
+        if (cut && count === 0) {
+          this.#log.warn({ from: range.from }, "a block is larger than the message limit");
+        } else if (cut) {
+          this.#log.debug({ from: range.from, count }, "blocks answer cut to the message limit");
+        }
+        return { body };
+      },
+    );
   }
 
   // --- discovery --------------------------------------------------------------------------------
 
   #onPeersStream(stream: Stream, connection: Connection): Promise<void> {
-    return this.#serve(stream, connection, "peers", MAX_PEERS_REQUEST_BYTES, async (_request, entry) => {
-      if (entry.status === undefined) return undefined;
-      return { body: encodeJson(await this.#knownPeerAddrs(entry.id)) };
-    });
+    return this.#reqResp.serve(
+      stream,
+      connection,
+      "peers",
+      MAX_PEERS_REQUEST_BYTES,
+      async (_request, entry) => {
+        if (entry.status === undefined) return undefined;
+        return { body: encodeJson(await this.#knownPeerAddrs(entry.id)) };
+      },
+    );
   }
 
   /** Multiaddrs (with `/p2p/<id>`) of our handshaken peers other than `except`, bounded. */
@@ -542,7 +553,12 @@ export class P2PNetwork {
     entry.peersAskedAt = Date.now();
     let entries: string[] | undefined;
     try {
-      const answer = await this.#request(entry, PEERS_PROTOCOL, encodeJson({}), MAX_PEERS_RESPONSE_BYTES);
+      const answer = await this.#reqResp.request(
+        entry,
+        PEERS_PROTOCOL,
+        encodeJson({}),
+        MAX_PEERS_RESPONSE_BYTES,
+      );
       entries = parsePeersResponse(answer);
       if (entries === undefined) throw new P2PError("bad_message", "malformed peers answer");
       entry.silentRequests = 0;
@@ -594,13 +610,13 @@ export class P2PNetwork {
     // Counted as a failure until the peer becomes ready (#maybeReady resets it): a peer that
     // accepts the connection and then drops us (full, another chain) is retried ever more slowly.
     backoff.failed(Date.now());
-    const controller = this.#track();
+    const controller = this.#deadlines.track();
     node
       .dial(addrs, { signal: controller.signal })
       .then(() => this.#log.debug({ peer: id, kind }, "dialed"))
       .catch((err: unknown) => this.#log.debug({ peer: id, kind, err: errorMessage(err) }, "dial failed"))
       .finally(() => {
-        this.#untrack(controller);
+        this.#deadlines.untrack(controller);
         this.#dialing.delete(id);
         done?.();
       });
@@ -635,121 +651,6 @@ export class P2PNetwork {
   }
 
   // --- request/response plumbing ----------------------------------------------------------------
-
-  /** An abort controller for one request or served stream: times out, and aborts on stop(). */
-  #track(): AbortController {
-    const controller = new AbortController();
-    setMaxListeners(Number.POSITIVE_INFINITY, controller.signal);
-    const timer = setTimeout(() => {
-      this.#active.delete(controller);
-      controller.abort(new P2PError("timeout", `no answer within ${this.#options.requestTimeoutMs} ms`));
-    }, this.#options.requestTimeoutMs);
-    this.#active.set(controller, timer);
-    return controller;
-  }
-
-  #untrack(controller: AbortController): void {
-    clearTimeout(this.#active.get(controller));
-    this.#active.delete(controller);
-  }
-
-  /** One request: opens a stream on an open connection, sends a frame, reads one frame back. */
-  async #request(
-    entry: PeerEntry,
-    protocol: string,
-    payload: Uint8Array,
-    maxAnswerBytes: number,
-  ): Promise<unknown> {
-    const node = this.#node;
-    if (node === undefined || this.#state !== "running")
-      throw new P2PError("not_running", "network not running");
-    const connection = node.getConnections(entry.peerId).find((c) => c.status === "open");
-    if (connection === undefined) throw new P2PError("not_connected", `no open connection to ${entry.id}`);
-    const controller = this.#track();
-    const { signal } = controller;
-    let stream: Stream | undefined;
-    let reader: StreamReader | undefined;
-    try {
-      stream = await connection.newStream(protocol, { signal });
-      reader = new StreamReader(stream, maxAnswerBytes + FRAME_HEADER_BYTES);
-      await writeFrame(stream, payload, signal);
-      await stream.close({ signal });
-      return decodeJson(await reader.readFrame(maxAnswerBytes, signal));
-    } catch (err) {
-      const error = failureOf(err, signal);
-      stream?.abort(error);
-      throw error;
-    } finally {
-      reader?.dispose();
-      this.#untrack(controller);
-    }
-  }
-
-  /**
-   * Serves one inbound stream: reads one bounded frame, answers with one frame, half-closes.
-   * A malformed or oversized request penalizes the peer; `answer` returning `undefined` refuses
-   * quietly; a fault of ours (the handler threw) is logged and the stream reset.
-   */
-  async #serve(
-    stream: Stream,
-    connection: Connection,
-    what: string,
-    maxRequestBytes: number,
-    answer: (request: unknown, entry: PeerEntry) => Answer | undefined | Promise<Answer | undefined>,
-  ): Promise<void> {
-    const entry = this.#peers.entryFor(connection.remotePeer);
-    if (entry === undefined) {
-      stream.abort(new P2PError("not_connected", "refused"));
-      return;
-    }
-    const controller = this.#track();
-    const { signal } = controller;
-    const reader = new StreamReader(stream, maxRequestBytes + FRAME_HEADER_BYTES);
-    try {
-      const request = decodeJson(await reader.readFrame(maxRequestBytes, signal));
-      const reply = await answer(request, entry);
-      if (reply === undefined) {
-        stream.abort(new P2PError("not_connected", "refused"));
-        return;
-      }
-      await writeFrame(stream, reply.body, signal);
-      await stream.close({ signal });
-      reply.after?.();
-    } catch (err) {
-      const error = failureOf(err, signal);
-      stream.abort(error);
-      if (this.#state !== "running") return;
-      if (isPeerFault(error)) {
-        this.penalize(entry.id, `${what} request: ${error.message}`);
-      } else if (err instanceof P2PError || error.reason === "timeout") {
-        this.#log.debug({ peer: entry.id, what, err: error.message }, "inbound stream failed");
-      } else {
-        this.#log.warn({ peer: entry.id, what, err }, "serving a request failed");
-      }
-    } finally {
-      reader.dispose();
-      this.#untrack(controller);
-    }
-  }
-}
-
-/** The error a request failed with: ours if we threw one, else why the deadline fired. */
-function failureOf(err: unknown, signal: AbortSignal): P2PError {
-  if (err instanceof P2PError && err.reason !== "timeout") return err;
-  if (signal.aborted && signal.reason instanceof P2PError) return signal.reason;
-  return toP2PError(err, "stream_error");
-}
-
-/** Failures that are the peer's doing (it answered late, too much, or garbage). */
-/**
- * Whether an error proves the peer misbehaved (and earns a ban). A timeout does not: a validator
- * whose event loop is busy with a large block, or whose link is full of gossip, answers late but
- * honestly, and banning it for that would take it out of consensus exactly when the network is
- * loaded (seen in the bench: four validators banned each other within 10 s of full load). A late
- * answer is only a failed request; the status exchange drops a peer after repeated failures.
- */
-function isPeerFault(error: P2PError): boolean {
-  return error.reason === "message_too_large" || error.reason === "bad_message";
 }
 
 const isHeight = (value: unknown): value is number =>
