@@ -1,13 +1,12 @@
 import { type Message, TopicValidatorResult } from "@libp2p/gossipsub";
-import type { Connection, PeerId, PrivateKey, Stream } from "@libp2p/interface";
+import type { PeerId, PrivateKey } from "@libp2p/interface";
 import { peerIdFromString } from "@libp2p/peer-id";
 import type { Multiaddr } from "@multiformats/multiaddr";
 import type { Logger } from "pino";
-import { clipRange, encodeBlocksResponse, parseBlocksRequest } from "./blocksByRange.ts";
-import { Backoff, groupAddrs, type PeerAddrs, parsePeersResponse, peerIdInAddr } from "./discovery.ts";
+import { Backoff, groupAddrs, type PeerAddrs, peerIdInAddr } from "./discovery.ts";
 import { RequestDeadlines } from "./deadlines.ts";
 import { errorMessage, P2PError, toP2PError } from "./errors.ts";
-import { decodeJson, encodeJson, FRAME_HEADER_BYTES } from "./framing.ts";
+import { decodeJson, encodeJson } from "./framing.ts";
 import { verdictToResult } from "./gossip.ts";
 import { createLibp2pNode, type Libp2pNode, listenMultiaddr } from "./libp2pNode.ts";
 import { decodeNodeKey, peerIdOf } from "./nodeKey.ts";
@@ -15,19 +14,16 @@ import { type P2POptions, type ResolvedP2POptions, resolveP2POptions } from "./o
 import { type PeerEntry, PeerManager } from "./peerManager.ts";
 import {
   BLOCKS_BY_RANGE_PROTOCOL,
-  MAX_BLOCKS_REQUEST_BYTES,
   MAX_INBOUND_STREAMS,
-  MAX_PEER_ADDR_CHARS,
-  MAX_PEER_ADDRS,
-  MAX_PEERS_REQUEST_BYTES,
-  MAX_PEERS_RESPONSE_BYTES,
-  MAX_STATUS_BYTES,
   PEERS_PROTOCOL,
   STATUS_PROTOCOL,
   topicName,
 } from "./protocols.ts";
-import { isPeerFault, RequestResponse } from "./requestResponse.ts";
-import { parsePeerStatus, statusMismatch } from "./status.ts";
+import { BlocksByRangeProtocol } from "./blocksByRangeProtocol.ts";
+import { PeerExchangeProtocol } from "./peerExchangeProtocol.ts";
+import { RequestResponse } from "./requestResponse.ts";
+import { StatusProtocol } from "./statusProtocol.ts";
+import { parsePeerStatus } from "./status.ts";
 import {
   GOSSIP_TOPICS,
   type GossipTopic,
@@ -41,8 +37,6 @@ interface StaticPeer extends PeerAddrs {
   dialing: boolean;
 }
 
-/** Status exchanges that fail this many times in a row (timeouts, resets) drop the peer. */
-const MAX_STATUS_FAILURES = 3;
 /** Discovery asks each peer for its peers at most once per this many status intervals. */
 const DISCOVERY_EVERY_STATUS_INTERVALS = 5;
 /** Redial backoff for static and discovered peers. */
@@ -50,8 +44,6 @@ const REDIAL_INITIAL_MS = 500;
 const REDIAL_MAX_MS = 15_000;
 /** Discovered peers remembered (for their dial backoff) at most. */
 const MAX_DISCOVERED = 1024;
-/** Addresses given per peer in a peers answer. */
-const ADDRS_PER_PEER = 4;
 /** The maintenance tick (bootstrap redials, discovery, ban pruning), ms at most. */
 const MAINTENANCE_MS = 250;
 
@@ -79,7 +71,9 @@ export class P2PNetwork {
   readonly #dialing = new Set<string>();
   /** In-flight requests, served streams and dials, aborted by stop(). */
   readonly #deadlines: RequestDeadlines;
-  readonly #reqResp: RequestResponse;
+  readonly #status: StatusProtocol;
+  readonly #blocks: BlocksByRangeProtocol;
+  readonly #peerExchange: PeerExchangeProtocol;
   readonly #timers: NodeJS.Timeout[] = [];
   #node: Libp2pNode | undefined;
   #state: "new" | "starting" | "running" | "stopping" | "stopped" = "new";
@@ -134,12 +128,30 @@ export class P2PNetwork {
         void this.#askPeers(entry);
       },
     });
-    this.#reqResp = new RequestResponse({
-      live: () => this.#live(),
+    const live = () => this.#live();
+    const reqResp = new RequestResponse({
+      live,
       deadlines: this.#deadlines,
       peers: this.#peers,
       log: this.#log,
     });
+    this.#status = new StatusProtocol({
+      live,
+      reqResp,
+      peers: this.#peers,
+      ourStatus: () => handlers.status(),
+      log: this.#log,
+    });
+    this.#blocks = new BlocksByRangeProtocol({
+      live,
+      reqResp,
+      peers: this.#peers,
+      serveBlocks: (from, to) => handlers.serveBlocks(from, to),
+      maxBlocksPerRequest: this.#options.maxBlocksPerRequest,
+      maxMessageBytes: this.#options.maxMessageBytes,
+      log: this.#log,
+    });
+    this.#peerExchange = new PeerExchangeProtocol({ live, reqResp, peers: this.#peers, log: this.#log });
   }
 
   /**
@@ -189,20 +201,20 @@ export class P2PNetwork {
     this.#node = node;
     node.addEventListener("peer:connect", (evt) => {
       const entry = this.#peers.onConnect(evt.detail);
-      if (entry !== undefined) void this.#exchangeStatus(entry);
+      if (entry !== undefined) void this.#status.exchange(entry);
     });
     node.addEventListener("peer:disconnect", (evt) => this.#peers.onDisconnect(evt.detail));
-    await node.handle(STATUS_PROTOCOL, (stream, connection) => this.#onStatusStream(stream, connection), {
+    await node.handle(STATUS_PROTOCOL, (stream, connection) => this.#status.serve(stream, connection), {
       maxInboundStreams: MAX_INBOUND_STREAMS.status,
     });
     await node.handle(
       BLOCKS_BY_RANGE_PROTOCOL,
-      (stream, connection) => this.#onBlocksStream(stream, connection),
+      (stream, connection) => this.#blocks.serve(stream, connection),
       {
         maxInboundStreams: MAX_INBOUND_STREAMS.blocks,
       },
     );
-    await node.handle(PEERS_PROTOCOL, (stream, connection) => this.#onPeersStream(stream, connection), {
+    await node.handle(PEERS_PROTOCOL, (stream, connection) => this.#peerExchange.serve(stream, connection), {
       maxInboundStreams: MAX_INBOUND_STREAMS.peers,
     });
     const pubsub = node.services.pubsub;
@@ -325,35 +337,8 @@ export class P2PNetwork {
    * silent MAX_SILENT_REQUESTS times in a row is dropped), or — after penalizing the peer —
    * `message_too_large`, `bad_message`; `stream_error` when the stream broke.
    */
-  async requestBlocks(peerId: string, from: number, to: number): Promise<unknown[]> {
-    if (!isHeight(from) || !isHeight(to) || from > to) {
-      throw new P2PError("invalid_argument", `bad block range ${from}..${to}`);
-    }
-    if (this.#state !== "running") throw new P2PError("not_running", "network not running");
-    const entry = this.#peers.get(peerId);
-    if (entry?.status === undefined) throw new P2PError("not_connected", `peer ${peerId} is not handshaken`);
-    try {
-      const answer = await this.#reqResp.request(
-        entry,
-        BLOCKS_BY_RANGE_PROTOCOL,
-        encodeJson({ from, to }),
-        this.#options.maxMessageBytes,
-      );
-      if (!Array.isArray(answer)) throw new P2PError("bad_message", "blocks answer is not a JSON array");
-      if (answer.length > to - from + 1) {
-        throw new P2PError(
-          "bad_message",
-          `blocks answer has ${answer.length} items for ${to - from + 1} heights`,
-        );
-      }
-      entry.silentRequests = 0;
-      return answer;
-    } catch (err) {
-      const error = toP2PError(err, "stream_error");
-      if (isPeerFault(error)) this.penalize(peerId, `blocks by range: ${error.message}`);
-      else if (error.reason === "timeout") this.#peers.lateAnswer(entry, `blocks by range: ${error.message}`);
-      throw error;
-    }
+  requestBlocks(peerId: string, from: number, to: number): Promise<unknown[]> {
+    return this.#blocks.request(peerId, from, to);
   }
 
   /**
@@ -367,63 +352,6 @@ export class P2PNetwork {
   // --- connection lifecycle -------------------------------------------------------------------
 
   // --- status handshake -------------------------------------------------------------------------
-
-  /** Sends our status and takes the peer's from the answer. The handshake and each refresh. */
-  async #exchangeStatus(entry: PeerEntry): Promise<void> {
-    if (entry.statusInFlight) return;
-    entry.statusInFlight = true;
-    try {
-      const answer = await this.#reqResp.request(
-        entry,
-        STATUS_PROTOCOL,
-        encodeJson(this.#handlers.status()),
-        MAX_STATUS_BYTES,
-      );
-      entry.failures = 0;
-      this.#peers.acceptStatus(entry, answer);
-    } catch (err) {
-      if (this.#state !== "running" || !this.#peers.isCurrent(entry)) return;
-      const error = toP2PError(err, "stream_error");
-      // A late answer counts as a failure (the peer may be busy); garbage is an offence.
-      if (isPeerFault(error)) {
-        this.penalize(entry.id, `status: ${error.message}`);
-        return;
-      }
-      entry.failures++;
-      const unsupported = err instanceof Error && err.name === "UnsupportedProtocolError";
-      this.#log.debug(
-        { peer: entry.id, err: error.message, failures: entry.failures },
-        "status exchange failed",
-      );
-      if (unsupported || entry.failures >= MAX_STATUS_FAILURES) {
-        this.#log.info(
-          { peer: entry.id, reason: unsupported ? "not a chain-node" : error.message },
-          "peer dropped",
-        );
-        this.#peers.disconnect(entry.id);
-      }
-    } finally {
-      entry.statusInFlight = false;
-    }
-  }
-
-  #onStatusStream(stream: Stream, connection: Connection): Promise<void> {
-    return this.#reqResp.serve(stream, connection, "status", MAX_STATUS_BYTES, (request, entry) => {
-      const status = parsePeerStatus(request);
-      if (status === undefined) throw new P2PError("bad_message", "malformed status");
-      const identity = this.#peers.chainIdentity;
-      const mismatch = identity === undefined ? undefined : statusMismatch(identity, status);
-      const body = encodeJson(this.#handlers.status());
-      if (mismatch !== undefined) {
-        // Another chain still gets our status (so it refuses us too, with a clear reason); the
-        // ban is in place at once, the hang-up waits until the answer is out.
-        this.#peers.refuse(entry.id, mismatch);
-        return { body, after: () => this.#peers.disconnect(entry.id) };
-      }
-      if (!this.#peers.acceptStatus(entry, status)) return undefined;
-      return { body };
-    });
-  }
 
   // --- gossip -----------------------------------------------------------------------------------
 
@@ -467,109 +395,13 @@ export class P2PNetwork {
 
   // --- blocks by range --------------------------------------------------------------------------
 
-  #onBlocksStream(stream: Stream, connection: Connection): Promise<void> {
-    return this.#reqResp.serve(
-      stream,
-      connection,
-      "blocks",
-      MAX_BLOCKS_REQUEST_BYTES,
-      async (request, entry) => {
-        if (entry.status === undefined) return undefined;
-        const parsed = parseBlocksRequest(request);
-        if (parsed === undefined) throw new P2PError("bad_message", "malformed blocks request");
-        const range = clipRange(parsed, this.#options.maxBlocksPerRequest);
-        const items = await this.#handlers.serveBlocks(range.from, range.to);
-        if (typeof (items as Partial<Iterable<unknown>>)?.[Symbol.iterator] !== "function") {
-          throw new Error("serveBlocks returned a non-iterable");
-        }
-        const { body, count, cut } = encodeBlocksResponse(
-          items,
-          range.to - range.from + 1,
-          this.#options.maxMessageBytes - FRAME_HEADER_BYTES,
-        );
-        // A prefix is the protocol working (the peer asks again from where it stopped): big blocks
-        // make it routine under load. A first block alone over the limit is not: no peer can fetch
-        // it from this node, and an operator has to raise [p2p] max_message_bytes.
-        if (cut && count === 0) {
-          this.#log.warn({ from: range.from }, "a block is larger than the message limit");
-        } else if (cut) {
-          this.#log.debug({ from: range.from, count }, "blocks answer cut to the message limit");
-        }
-        return { body };
-      },
-    );
-  }
-
   // --- discovery --------------------------------------------------------------------------------
-
-  #onPeersStream(stream: Stream, connection: Connection): Promise<void> {
-    return this.#reqResp.serve(
-      stream,
-      connection,
-      "peers",
-      MAX_PEERS_REQUEST_BYTES,
-      async (_request, entry) => {
-        if (entry.status === undefined) return undefined;
-        return { body: encodeJson(await this.#knownPeerAddrs(entry.id)) };
-      },
-    );
-  }
-
-  /** Multiaddrs (with `/p2p/<id>`) of our handshaken peers other than `except`, bounded. */
-  async #knownPeerAddrs(except: string): Promise<string[]> {
-    const node = this.#node;
-    if (node === undefined) return [];
-    const out: string[] = [];
-    let bytes = 2;
-    for (const entry of [...this.#peers.values()]) {
-      if (entry.id === except || !entry.ready) continue;
-      let addrs: Multiaddr[] = [];
-      try {
-        addrs = (await node.peerStore.get(entry.peerId)).addresses.map((address) => address.multiaddr);
-      } catch {
-        // Not in the peer store (yet): fall back to where we dialed it.
-      }
-      if (addrs.length === 0) {
-        addrs = node
-          .getConnections(entry.peerId)
-          .filter((connection) => connection.direction === "outbound")
-          .map((connection) => connection.remoteAddr);
-      }
-      for (const addr of addrs.slice(0, ADDRS_PER_PEER)) {
-        const text =
-          peerIdInAddr(addr) === undefined ? `${addr.toString()}/p2p/${entry.id}` : addr.toString();
-        bytes += text.length + 3;
-        if (text.length > MAX_PEER_ADDR_CHARS || bytes > MAX_PEERS_RESPONSE_BYTES) continue;
-        out.push(text);
-        if (out.length >= MAX_PEER_ADDRS) return out;
-      }
-    }
-    return out;
-  }
 
   /** Asks a handshaken peer for its peers and dials the ones we lack, up to maxPeers. */
   async #askPeers(entry: PeerEntry): Promise<void> {
     if (!this.#wantsPeers()) return;
-    entry.peersAskedAt = Date.now();
-    let entries: string[] | undefined;
-    try {
-      const answer = await this.#reqResp.request(
-        entry,
-        PEERS_PROTOCOL,
-        encodeJson({}),
-        MAX_PEERS_RESPONSE_BYTES,
-      );
-      entries = parsePeersResponse(answer);
-      if (entries === undefined) throw new P2PError("bad_message", "malformed peers answer");
-      entry.silentRequests = 0;
-    } catch (err) {
-      const error = toP2PError(err, "stream_error");
-      if (this.#state !== "running") return;
-      if (isPeerFault(error)) this.penalize(entry.id, `peers: ${error.message}`);
-      else if (error.reason === "timeout") this.#peers.lateAnswer(entry, `peers: ${error.message}`);
-      else this.#log.debug({ peer: entry.id, err: error.message }, "peers request failed");
-      return;
-    }
+    const entries = await this.#peerExchange.request(entry);
+    if (entries === undefined) return;
     for (const candidate of groupAddrs(entries).peers) this.#dialDiscovered(candidate);
   }
 
@@ -630,7 +462,7 @@ export class P2PNetwork {
     const discover = this.#statusTicks % DISCOVERY_EVERY_STATUS_INTERVALS === 0;
     for (const entry of this.#peers.values()) {
       this.#peers.maybeReady(entry);
-      void this.#exchangeStatus(entry);
+      void this.#status.exchange(entry);
       if (discover && entry.ready) void this.#askPeers(entry);
     }
   }
@@ -652,6 +484,3 @@ export class P2PNetwork {
 
   // --- request/response plumbing ----------------------------------------------------------------
 }
-
-const isHeight = (value: unknown): value is number =>
-  typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
