@@ -26,7 +26,7 @@ import type { Admission } from "../txpool/index.ts";
 import { homePaths } from "./home.ts";
 import type { Logger } from "./logger.ts";
 import type { NodeOptions } from "./options.ts";
-import { watchPartitionFile } from "./partition.ts";
+import { PartitionFilter, watchPartitionFile } from "./partition.ts";
 import { SyncProgress } from "./syncProgress.ts";
 
 /** Rejections that prove the sender forwarded garbage (not just a race with a block or the pool). */
@@ -93,7 +93,9 @@ export class NetworkServices {
   private readonly signer: ConsensusSigner | undefined;
   private readonly admission: Admission;
   private readonly progress: SyncProgress;
-  /** Test-only partition file watcher (node/partition.ts); a no-op unless CHAIN_NODE_PARTITION_FILE is set. */
+  /** Test-only partition (node/partition.ts): allows every peer unless the partition file cuts some off. */
+  private readonly partition = new PartitionFilter();
+  /** Stops the partition file watcher; a no-op unless CHAIN_NODE_PARTITION_FILE is set. */
   private stopPartition: () => void = () => undefined;
   /** Admitted from RPC clients this turn, gossiped at its end (see announce). */
   private announcing: SignedTxInput[] = [];
@@ -123,6 +125,7 @@ export class NetworkServices {
         maxMessageBytes: options.p2p.maxMessageBytes,
         maxBlocksPerRequest: options.p2p.syncBatch,
         statusIntervalMs: 2000,
+        peerFilter: this.partition,
         logger: log, // the p2p layer names its own module
       },
       {
@@ -215,7 +218,7 @@ export class NetworkServices {
       services.signer?.close();
       throw error;
     }
-    services.stopPartition = watchPartitionFile((ids) => services.p2p.partition(ids), services.log);
+    services.stopPartition = watchPartitionFile((ids) => services.partition.cutOff(ids), services.log);
     services.engine.start();
     return services;
   }

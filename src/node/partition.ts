@@ -1,13 +1,14 @@
 import { readFileSync } from "node:fs";
+import type { PeerFilter } from "../p2p/index.ts";
 import type { Logger } from "./logger.ts";
 
 /**
  * Test-only network partitions without root: `CHAIN_NODE_PARTITION_FILE=<path>` makes the node poll
  * that file every 200 ms. It holds a JSON array of libp2p peer ids this node must not talk to
- * (absent or empty: no partition); each change is handed to `apply` (P2PNetwork.partition, which
- * closes their connections, refuses dials both ways and drops their gossip). Used by
- * test/e2e/networkFaults.test.ts to split a testnet 2/2 and 1/3 and heal it; operators leave it
- * unset (docs/configuration.md, "Testing knobs").
+ * (absent or empty: no partition); each change is handed to `apply`, which the node points at a
+ * `PartitionFilter` given to p2p as its `peerFilter` (p2p then closes their connections, refuses
+ * dials both ways and drops their gossip). Used by test/e2e/networkFaults.test.ts to split a
+ * testnet 2/2 and 1/3 and heal it; operators leave it unset (docs/configuration.md, "Testing knobs").
  */
 export const PARTITION_FILE_VARIABLE = "CHAIN_NODE_PARTITION_FILE";
 const POLL_MS = 200;
@@ -20,6 +21,29 @@ export function parsePartition(text: string | undefined): string[] {
     throw new Error("a partition file holds a JSON array of peer id strings");
   }
   return value;
+}
+
+/** The peers of the partition file as a p2p `PeerFilter`: it allows every peer but those cut off. */
+export class PartitionFilter implements PeerFilter {
+  private cut: ReadonlySet<string> = new Set();
+  private readonly listeners = new Set<() => void>();
+
+  allows(peerId: string): boolean {
+    return !this.cut.has(peerId);
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  /** Cuts this node off from `peerIds` (and from no one else); `[]` heals. */
+  cutOff(peerIds: readonly string[]): void {
+    this.cut = new Set(peerIds);
+    for (const listener of [...this.listeners]) listener();
+  }
 }
 
 /** Starts polling when the variable is set; returns the stop function (a no-op otherwise). */

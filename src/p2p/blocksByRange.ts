@@ -6,7 +6,8 @@ export interface BlocksRequest {
   to: number;
 }
 
-const isHeight = (value: unknown): value is number =>
+/** A block height: a non-negative safe integer. */
+export const isHeight = (value: unknown): value is number =>
   typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 
 /**

@@ -42,3 +42,8 @@ export function toP2PError(err: unknown, fallback: P2PErrorReason): P2PError {
   const message = err instanceof Error ? err.message : String(err);
   return new P2PError(fallback, message, { cause: err });
 }
+
+/** The message of anything thrown, for logs. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

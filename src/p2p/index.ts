@@ -21,6 +21,7 @@ export {
   GOSSIP_TOPICS,
   type GossipTopic,
   type P2PHandlers,
+  type PeerFilter,
   type PeerInfo,
   type PeerStatus,
   type Verdict,

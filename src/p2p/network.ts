@@ -1,103 +1,30 @@
-import { setMaxListeners } from "node:events";
-import { isIPv4, isIPv6 } from "node:net";
-import { noise } from "@chainsafe/libp2p-noise";
-import { yamux } from "@chainsafe/libp2p-yamux";
-import { type GossipSub, gossipsub, type Message, TopicValidatorResult } from "@libp2p/gossipsub";
-import { type Identify, identify } from "@libp2p/identify";
-import type { Connection, Libp2p, PeerId, PrivateKey, Stream } from "@libp2p/interface";
-import { peerIdFromString } from "@libp2p/peer-id";
-import { type Ping, ping } from "@libp2p/ping";
-import { tcp } from "@libp2p/tcp";
-import type { Multiaddr } from "@multiformats/multiaddr";
-import { createLibp2p } from "libp2p";
+import type { PrivateKey } from "@libp2p/interface";
 import type { Logger } from "pino";
-import { clipRange, encodeBlocksResponse, parseBlocksRequest } from "./blocksByRange.ts";
-import { Backoff, groupAddrs, type PeerAddrs, parsePeersResponse, peerIdInAddr } from "./discovery.ts";
-import { P2PError, toP2PError } from "./errors.ts";
-import { decodeJson, encodeJson, FRAME_HEADER_BYTES, StreamReader, writeFrame } from "./framing.ts";
-import { gossipOptions, verdictToResult } from "./gossip.ts";
+import { BlocksByRangeProtocol } from "./blocksByRangeProtocol.ts";
+import { RequestDeadlines } from "./deadlines.ts";
+import { bootstrapPeers, peerIdInAddr } from "./discovery.ts";
+import { PeerDiscovery } from "./discoveryLoop.ts";
+import { errorMessage, P2PError, toP2PError } from "./errors.ts";
+import { GossipRouter } from "./gossipRouter.ts";
+import { createLibp2pNode, type Libp2pNode, listenMultiaddr } from "./libp2pNode.ts";
 import { decodeNodeKey, peerIdOf } from "./nodeKey.ts";
-import { defaultP2POptions, type P2POptions, type ResolvedP2POptions } from "./options.ts";
-import { PeerBans } from "./peerBans.ts";
+import { type P2POptions, type ResolvedP2POptions, resolveP2POptions } from "./options.ts";
+import { PeerExchangeProtocol } from "./peerExchangeProtocol.ts";
+import { PeerManager } from "./peerManager.ts";
 import {
   BLOCKS_BY_RANGE_PROTOCOL,
-  MAX_BLOCKS_REQUEST_BYTES,
   MAX_INBOUND_STREAMS,
-  MAX_PEER_ADDR_CHARS,
-  MAX_PEER_ADDRS,
-  MAX_PEERS_REQUEST_BYTES,
-  MAX_PEERS_RESPONSE_BYTES,
-  MAX_STATUS_BYTES,
   PEERS_PROTOCOL,
   STATUS_PROTOCOL,
-  topicName,
 } from "./protocols.ts";
-import { parsePeerStatus, statusMismatch } from "./status.ts";
-import {
-  GOSSIP_TOPICS,
-  type GossipTopic,
-  type P2PHandlers,
-  type PeerInfo,
-  type PeerStatus,
-} from "./types.ts";
+import { RequestResponse } from "./requestResponse.ts";
+import { parsePeerStatus } from "./status.ts";
+import { StatusProtocol } from "./statusProtocol.ts";
+import type { GossipTopic, P2PHandlers, PeerInfo, PeerStatus } from "./types.ts";
 
-type Node = Libp2p<{ identify: Identify; ping: Ping; pubsub: GossipSub }>;
-
-/**
- * A connected peer. `status` is set once its status showed our chain; it counts as a peer
- * (`ready`) once gossipsub also knows its subscriptions to all our topics, so that anything we
- * publish from then on reaches it (gossipsub sends a message only to peers it knows subscribed;
- * one published earlier is lost for that peer). A peer whose subscriptions do not arrive within
- * the request timeout counts anyway.
- */
-interface PeerEntry {
-  id: string;
-  peerId: PeerId;
-  status: PeerStatus | undefined;
-  /** When `status` was first set. */
-  statusAt: number;
-  /** Our topics the peer subscribed to. */
-  topics: Set<string>;
-  ready: boolean;
-  statusInFlight: boolean;
-  /** Consecutive failed status exchanges. */
-  failures: number;
-  /**
-   * Consecutive block or peer requests it left unanswered until they timed out (status
-   * exchanges count in `failures`: a peer answering those but not these is still mute).
-   */
-  silentRequests: number;
-  /** When we last asked it for its peers (0 = never). */
-  peersAskedAt: number;
-}
-
-interface StaticPeer extends PeerAddrs {
-  backoff: Backoff;
-  dialing: boolean;
-}
-
-/** What a served request answers: the body, and what to do once it is sent. */
-interface Answer {
-  body: Uint8Array;
-  after?: () => void;
-}
-
-/** Status exchanges that fail this many times in a row (timeouts, resets) drop the peer. */
-const MAX_STATUS_FAILURES = 3;
-/** Requests in a row a peer may leave unanswered (timeouts) before it is disconnected. */
-const MAX_SILENT_REQUESTS = 3;
 /** Discovery asks each peer for its peers at most once per this many status intervals. */
 const DISCOVERY_EVERY_STATUS_INTERVALS = 5;
-/** Redial backoff for static and discovered peers. */
-const REDIAL_INITIAL_MS = 500;
-const REDIAL_MAX_MS = 15_000;
-/** Discovered peers remembered (for their dial backoff) at most. */
-const MAX_DISCOVERED = 1024;
-/** Addresses given per peer in a peers answer. */
-const ADDRS_PER_PEER = 4;
-/** Connections above `maxPeers` that libp2p tolerates: room for peers still in the handshake. */
-const EXTRA_CONNECTIONS = 4;
-/** The maintenance tick (bootstrap redials, discovery, ban pruning), ms at most. */
+/** The maintenance tick (bootstrap redials, ban pruning), ms at most. */
 const MAINTENANCE_MS = 250;
 
 /**
@@ -105,71 +32,98 @@ const MAINTENANCE_MS = 250;
  * out other chains; gossipsub for transactions, proposals and votes; blocks by range; peer
  * exchange; and bans for misbehaving peers. See docs/decisions/005-p2p.md.
  *
- * Nothing a peer sends can throw out of this class: every handler bounds its reads, has a
- * deadline and catches.
+ * This class is the facade: it starts and stops libp2p, runs the timers and hands each call to
+ * its part — the peer table, handshake verdict and bans (peerManager.ts), one file per protocol
+ * over requestResponse.ts, discovery (discoveryLoop.ts) and gossip (gossipRouter.ts).
+ *
+ * Nothing a peer sends can throw out of it: every handler bounds its reads, has a deadline and
+ * catches.
  */
 export class P2PNetwork {
   readonly peerId: string;
   /** Called with every status a handshaken peer sends (handshake and refresh). Must not throw. */
   onPeerStatus?: ((peerId: string, status: PeerStatus) => void) | undefined;
 
-  readonly #options: ResolvedP2POptions;
-  readonly #handlers: P2PHandlers;
-  readonly #log: Logger;
-  readonly #privateKey: PrivateKey;
-  readonly #listenAddr: string;
-  readonly #static: StaticPeer[];
-  readonly #bans: PeerBans;
-  readonly #peers = new Map<string, PeerEntry>();
-  readonly #discovered = new Map<string, Backoff>();
-  readonly #dialing = new Set<string>();
-  /** In-flight requests and served streams, aborted by stop(). */
-  readonly #active = new Map<AbortController, NodeJS.Timeout>();
-  readonly #timers: NodeJS.Timeout[] = [];
-  #node: Node | undefined;
-  #state: "new" | "starting" | "running" | "stopping" | "stopped" = "new";
-  #starting: Promise<void> | undefined;
-  #stopping: Promise<void> | undefined;
-  /** Our chain identity, fixed at start: peers must match it. */
-  #identity: PeerStatus | undefined;
-  #topicOf = new Map<string, GossipTopic>();
-  #topicName: Partial<Record<GossipTopic, string>> = {};
-  #statusTicks = 0;
-  /** Peers cut off by a test partition (see `partition`). */
-  #cut: ReadonlySet<string> = new Set();
+  private readonly options: ResolvedP2POptions;
+  private readonly handlers: P2PHandlers;
+  private readonly log: Logger;
+  private readonly privateKey: PrivateKey;
+  private readonly listenAddr: string;
+  /** In-flight requests, served streams and dials, aborted by stop(). */
+  private readonly deadlines: RequestDeadlines;
+  private readonly peerManager: PeerManager;
+  private readonly status: StatusProtocol;
+  private readonly blocks: BlocksByRangeProtocol;
+  private readonly peerExchange: PeerExchangeProtocol;
+  private readonly discovery: PeerDiscovery;
+  private readonly gossip: GossipRouter;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private node: Libp2pNode | undefined;
+  private state: "new" | "starting" | "running" | "stopping" | "stopped" = "new";
+  private starting: Promise<void> | undefined;
+  private stopping: Promise<void> | undefined;
+  private statusTicks = 0;
+  /** Removes our listener from `options.peerFilter` (set while running). */
+  private stopFilterListener: (() => void) | undefined;
 
   constructor(options: P2POptions, handlers: P2PHandlers) {
-    this.#options = {
-      ...options,
-      requestTimeoutMs: options.requestTimeoutMs ?? defaultP2POptions.requestTimeoutMs,
-      penaltyCooldownMs: options.penaltyCooldownMs ?? defaultP2POptions.penaltyCooldownMs,
-    };
-    validateOptions(this.#options);
-    this.#handlers = handlers;
-    this.#log = options.logger.child({ module: "p2p" });
-    this.#privateKey = decodeNodeKey(options.nodeKey);
+    this.options = resolveP2POptions(options);
+    this.handlers = handlers;
+    this.log = options.logger.child({ module: "p2p" });
+    this.privateKey = decodeNodeKey(options.nodeKey);
     this.peerId = peerIdOf(options.nodeKey);
-    this.#listenAddr = listenMultiaddr(options.host, options.port);
-    this.#bans = new PeerBans(this.#options.penaltyCooldownMs);
-    const { peers, invalid } = groupAddrs(options.bootstrap);
-    if (invalid.length > 0) {
-      throw new P2PError(
-        "invalid_argument",
-        `bootstrap entries need a multiaddr ending in /p2p/<id>: ${invalid.join(", ")}`,
-      );
-    }
-    for (const peer of peers) {
-      try {
-        peerIdFromString(peer.id);
-      } catch (err) {
-        throw new P2PError("invalid_argument", `bootstrap peer id ${peer.id} is not a peer id`, {
-          cause: err,
-        });
-      }
-    }
-    this.#static = peers
-      .filter((peer) => peer.id !== this.peerId)
-      .map((peer) => ({ ...peer, backoff: new Backoff(REDIAL_INITIAL_MS, REDIAL_MAX_MS), dialing: false }));
+    this.listenAddr = listenMultiaddr(options.host, options.port);
+    const staticPeers = bootstrapPeers(options.bootstrap, this.peerId);
+    const { maxPeers, maxMessageBytes, requestTimeoutMs } = this.options;
+    const live = (): Libp2pNode | undefined => (this.state === "running" ? this.node : undefined);
+    const log = this.log;
+
+    this.deadlines = new RequestDeadlines(requestTimeoutMs);
+    const peers = new PeerManager({
+      selfId: this.peerId,
+      maxPeers,
+      requestTimeoutMs,
+      penaltyCooldownMs: this.options.penaltyCooldownMs,
+      staticIds: new Set(staticPeers.map((peer) => peer.id)),
+      filter: this.options.peerFilter,
+      live,
+      log,
+      onStatus: (peerId, status) => this.onPeerStatus?.(peerId, status),
+      onReady: (entry) => {
+        this.discovery.peerReady(entry.id);
+        void this.discovery.askPeers(entry);
+      },
+    });
+    this.peerManager = peers;
+    const reqResp = new RequestResponse({ live, deadlines: this.deadlines, peers, log });
+    this.status = new StatusProtocol({ live, reqResp, peers, ourStatus: () => handlers.status(), log });
+    this.blocks = new BlocksByRangeProtocol({
+      live,
+      reqResp,
+      peers,
+      serveBlocks: (from, to) => handlers.serveBlocks(from, to),
+      maxBlocksPerRequest: this.options.maxBlocksPerRequest,
+      maxMessageBytes,
+      log,
+    });
+    this.peerExchange = new PeerExchangeProtocol({ live, reqResp, peers, log });
+    this.discovery = new PeerDiscovery({
+      staticPeers,
+      selfId: this.peerId,
+      maxPeers,
+      live,
+      peers,
+      exchange: this.peerExchange,
+      deadlines: this.deadlines,
+      log,
+    });
+    this.gossip = new GossipRouter({
+      live,
+      peers,
+      onGossip: (topic, payload, from) => handlers.onGossip(topic, payload, from),
+      maxMessageBytes,
+      log,
+    });
   }
 
   /**
@@ -178,143 +132,118 @@ export class P2PNetwork {
    * port cannot be opened. A network runs once: after stop(), make a new one.
    */
   async start(): Promise<void> {
-    if (this.#state !== "new") {
-      if (this.#starting !== undefined && this.#state === "starting") return this.#starting;
-      if (this.#state === "running") return;
+    if (this.state !== "new") {
+      if (this.starting !== undefined && this.state === "starting") return this.starting;
+      if (this.state === "running") return;
       throw new P2PError("not_running", "a stopped P2PNetwork cannot be restarted");
     }
-    this.#state = "starting";
-    this.#starting = this.#start();
-    return this.#starting;
+    this.state = "starting";
+    this.starting = this.startNode();
+    return this.starting;
   }
 
-  async #start(): Promise<void> {
-    const identity = parsePeerStatus(this.#handlers.status());
+  private async startNode(): Promise<void> {
+    const identity = parsePeerStatus(this.handlers.status());
     if (identity === undefined) {
-      this.#state = "stopped";
+      this.state = "stopped";
       throw new P2PError("invalid_argument", "handlers.status() returned a malformed status");
     }
-    this.#identity = identity;
-    for (const topic of GOSSIP_TOPICS) {
-      const name = topicName(topic, identity);
-      this.#topicName[topic] = name;
-      this.#topicOf.set(name, topic);
-    }
-    const { maxPeers, maxMessageBytes, requestTimeoutMs } = this.#options;
-    let node: Node;
+    const topics = this.gossip.nameTopics(identity);
+    this.peerManager.start(identity, topics);
+    const { maxPeers, maxMessageBytes, requestTimeoutMs } = this.options;
+    let node: Libp2pNode;
     try {
-      node = await createLibp2p({
-        start: false,
-        privateKey: this.#privateKey,
-        addresses: { listen: [this.#listenAddr] },
-        transports: [tcp()],
-        connectionEncrypters: [noise()],
-        streamMuxers: [yamux()],
-        connectionGater: {
-          denyDialPeer: (peerId) => this.#isBanned(peerId.toString()),
-          denyInboundEncryptedConnection: (peerId) => this.#isBanned(peerId.toString()),
-          denyOutboundEncryptedConnection: (peerId) => this.#isBanned(peerId.toString()),
-        },
-        connectionManager: {
-          maxConnections: maxPeers + EXTRA_CONNECTIONS,
-          // libp2p refuses more than 5 inbound connections per second from one host by default;
-          // every node of a local testnet is the same host (127.0.0.1).
-          inboundConnectionThreshold: Math.max(5, maxPeers),
-          dialTimeout: requestTimeoutMs,
-        },
-        services: {
-          identify: identify(),
-          ping: ping(),
-          pubsub: gossipsub(gossipOptions([...this.#topicOf.keys()], maxMessageBytes)),
-        },
+      node = await createLibp2pNode({
+        privateKey: this.privateKey,
+        listenAddr: this.listenAddr,
+        topics: [...topics],
+        maxPeers,
+        maxMessageBytes,
+        requestTimeoutMs,
+        isRefused: (peerId) => this.peerManager.isRefused(peerId),
       });
     } catch (err) {
-      this.#state = "stopped";
+      this.state = "stopped";
       throw toP2PError(err, "invalid_argument");
     }
-    this.#node = node;
-    node.addEventListener("peer:connect", (evt) => this.#onPeerConnect(evt.detail));
-    node.addEventListener("peer:disconnect", (evt) => this.#onPeerDisconnect(evt.detail));
-    await node.handle(STATUS_PROTOCOL, (stream, connection) => this.#onStatusStream(stream, connection), {
+    this.node = node;
+    node.addEventListener("peer:connect", (evt) => {
+      const entry = this.peerManager.onConnect(evt.detail);
+      if (entry !== undefined) void this.status.exchange(entry);
+    });
+    node.addEventListener("peer:disconnect", (evt) => this.peerManager.onDisconnect(evt.detail));
+    await node.handle(STATUS_PROTOCOL, (stream, connection) => this.status.serve(stream, connection), {
       maxInboundStreams: MAX_INBOUND_STREAMS.status,
     });
     await node.handle(
       BLOCKS_BY_RANGE_PROTOCOL,
-      (stream, connection) => this.#onBlocksStream(stream, connection),
+      (stream, connection) => this.blocks.serve(stream, connection),
       {
         maxInboundStreams: MAX_INBOUND_STREAMS.blocks,
       },
     );
-    await node.handle(PEERS_PROTOCOL, (stream, connection) => this.#onPeersStream(stream, connection), {
+    await node.handle(PEERS_PROTOCOL, (stream, connection) => this.peerExchange.serve(stream, connection), {
       maxInboundStreams: MAX_INBOUND_STREAMS.peers,
     });
-    const pubsub = node.services.pubsub;
-    pubsub.addEventListener("subscription-change", (evt) =>
-      this.#onSubscriptionChange(evt.detail.peerId, evt.detail.subscriptions),
-    );
-    for (const [name, topic] of this.#topicOf) {
-      pubsub.topicValidators.set(name, (peer, message) => this.#validateGossip(topic, peer, message));
-    }
+    this.gossip.attach(node.services.pubsub);
     try {
       await node.start();
     } catch (err) {
-      this.#state = "stopped";
+      this.state = "stopped";
       await Promise.resolve()
         .then(() => node.stop())
         .catch(() => undefined);
-      throw new P2PError("listen_failed", `cannot listen on ${this.#listenAddr}: ${errorMessage(err)}`, {
+      throw new P2PError("listen_failed", `cannot listen on ${this.listenAddr}: ${errorMessage(err)}`, {
         cause: err,
       });
     }
-    for (const name of this.#topicOf.keys()) pubsub.subscribe(name);
-    this.#state = "running";
-    this.#timers.push(setInterval(() => this.#statusTick(), this.#options.statusIntervalMs));
-    this.#timers.push(
-      setInterval(() => this.#maintenanceTick(), Math.min(MAINTENANCE_MS, this.#options.statusIntervalMs)),
+    this.gossip.subscribe(node.services.pubsub);
+    this.state = "running";
+    this.stopFilterListener = this.options.peerFilter?.onChange(() => this.peerManager.cutFilteredOut());
+    this.timers.push(setInterval(() => this.statusTick(), this.options.statusIntervalMs));
+    this.timers.push(
+      setInterval(() => this.maintenanceTick(), Math.min(MAINTENANCE_MS, this.options.statusIntervalMs)),
     );
-    this.#log.info(
-      { peerId: this.peerId, addrs: this.listenAddrs(), static: this.#static.length },
+    this.log.info(
+      { peerId: this.peerId, addrs: this.listenAddrs(), static: this.discovery.staticCount },
       "p2p listening",
     );
-    this.#maintenanceTick();
+    this.maintenanceTick();
   }
 
   /** Closes every connection, stream and timer. Idempotent; safe before start and during it. */
   async stop(): Promise<void> {
-    if (this.#stopping !== undefined) return this.#stopping;
-    this.#stopping = this.#stop();
-    return this.#stopping;
+    if (this.stopping !== undefined) return this.stopping;
+    this.stopping = this.stopNode();
+    return this.stopping;
   }
 
-  async #stop(): Promise<void> {
-    if (this.#state === "starting") await this.#starting?.catch(() => undefined);
-    if (this.#state === "new" || this.#state === "stopped") {
-      this.#state = "stopped";
+  private async stopNode(): Promise<void> {
+    if (this.state === "starting") await this.starting?.catch(() => undefined);
+    if (this.state === "new" || this.state === "stopped") {
+      this.state = "stopped";
       return;
     }
-    this.#state = "stopping";
-    for (const timer of this.#timers) clearInterval(timer);
-    this.#timers.length = 0;
-    for (const [controller, timer] of this.#active) {
-      clearTimeout(timer);
-      controller.abort(new P2PError("not_running", "network stopped"));
-    }
-    this.#active.clear();
+    this.state = "stopping";
+    this.stopFilterListener?.();
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers.length = 0;
+    this.deadlines.abortAll();
     try {
-      await this.#node?.stop();
+      await this.node?.stop();
     } catch (err) {
-      this.#log.warn({ err }, "libp2p stop failed");
+      this.log.warn({ err }, "libp2p stop failed");
     }
-    this.#peers.clear();
-    this.#dialing.clear();
-    this.#state = "stopped";
-    this.#log.info("p2p stopped");
+    this.peerManager.clear();
+    this.discovery.clear();
+    this.state = "stopped";
+    this.log.info("p2p stopped");
   }
 
   /** Full multiaddrs we listen on, each ending in `/p2p/<our id>`; empty when not listening. */
   listenAddrs(): string[] {
-    if (this.#node === undefined || this.#state !== "running") return [];
-    return this.#node.getMultiaddrs().map((addr) => {
+    if (this.node === undefined || this.state !== "running") return [];
+    return this.node.getMultiaddrs().map((addr) => {
       const text = addr.toString();
       return peerIdInAddr(addr) === undefined ? `${text}/p2p/${this.peerId}` : text;
     });
@@ -322,23 +251,17 @@ export class P2PNetwork {
 
   /** True while the TCP listener is open. */
   listening(): boolean {
-    return this.#state === "running" && this.#node !== undefined && this.#node.getMultiaddrs().length > 0;
+    return this.state === "running" && this.node !== undefined && this.node.getMultiaddrs().length > 0;
   }
 
   /** Connected peers that passed the handshake. */
   peerCount(): number {
-    let count = 0;
-    for (const entry of this.#peers.values()) if (entry.ready) count++;
-    return count;
+    return this.peerManager.readyCount();
   }
 
   /** Handshaken peers with the latest status each sent. */
   peers(): PeerInfo[] {
-    const out: PeerInfo[] = [];
-    for (const entry of this.#peers.values()) {
-      if (entry.ready && entry.status !== undefined) out.push({ id: entry.id, status: { ...entry.status } });
-    }
-    return out;
+    return this.peerManager.readyPeers();
   }
 
   /**
@@ -347,21 +270,7 @@ export class P2PNetwork {
    * `maxMessageBytes` and `P2PError("invalid_argument")` for what JSON cannot encode.
    */
   publish(topic: GossipTopic, payload: unknown): void {
-    const data = encodeJson(payload);
-    if (data.byteLength > this.#options.maxMessageBytes) {
-      throw new P2PError(
-        "message_too_large",
-        `gossip message of ${data.byteLength} bytes exceeds ${this.#options.maxMessageBytes}`,
-      );
-    }
-    const name = this.#topicName[topic];
-    if (this.#state !== "running" || this.#node === undefined || name === undefined) {
-      this.#log.debug({ topic }, "publish while not running: dropped");
-      return;
-    }
-    this.#node.services.pubsub.publish(name, data).catch((err: unknown) => {
-      this.#log.warn({ topic, err: errorMessage(err) }, "gossip publish failed");
-    });
+    this.gossip.publish(topic, payload);
   }
 
   /**
@@ -371,35 +280,8 @@ export class P2PNetwork {
    * silent MAX_SILENT_REQUESTS times in a row is dropped), or — after penalizing the peer —
    * `message_too_large`, `bad_message`; `stream_error` when the stream broke.
    */
-  async requestBlocks(peerId: string, from: number, to: number): Promise<unknown[]> {
-    if (!isHeight(from) || !isHeight(to) || from > to) {
-      throw new P2PError("invalid_argument", `bad block range ${from}..${to}`);
-    }
-    if (this.#state !== "running") throw new P2PError("not_running", "network not running");
-    const entry = this.#peers.get(peerId);
-    if (entry?.status === undefined) throw new P2PError("not_connected", `peer ${peerId} is not handshaken`);
-    try {
-      const answer = await this.#request(
-        entry,
-        BLOCKS_BY_RANGE_PROTOCOL,
-        encodeJson({ from, to }),
-        this.#options.maxMessageBytes,
-      );
-      if (!Array.isArray(answer)) throw new P2PError("bad_message", "blocks answer is not a JSON array");
-      if (answer.length > to - from + 1) {
-        throw new P2PError(
-          "bad_message",
-          `blocks answer has ${answer.length} items for ${to - from + 1} heights`,
-        );
-      }
-      entry.silentRequests = 0;
-      return answer;
-    } catch (err) {
-      const error = toP2PError(err, "stream_error");
-      if (isPeerFault(error)) this.penalize(peerId, `blocks by range: ${error.message}`);
-      else if (error.reason === "timeout") this.#lateAnswer(entry, `blocks by range: ${error.message}`);
-      throw error;
-    }
+  requestBlocks(peerId: string, from: number, to: number): Promise<unknown[]> {
+    return this.blocks.request(peerId, from, to);
   }
 
   /**
@@ -407,614 +289,26 @@ export class P2PNetwork {
    * connection gater) for the cool-down, doubled on each repeat offence.
    */
   penalize(peerId: string, reason: string): void {
-    if (peerId === this.peerId) return;
-    const banMs = this.#bans.penalize(peerId, reason, Date.now());
-    this.#log.info({ peer: peerId, reason, banMs }, "peer penalized");
-    this.#disconnect(peerId);
+    this.peerManager.penalize(peerId, reason);
   }
 
-  /**
-   * Test-only: cuts this node off from `peerIds` (a network partition without root, driven by
-   * CHAIN_NODE_PARTITION_FILE in node/partition.ts; test/e2e/networkFaults.test.ts). Connections
-   * to them are closed, dials both ways are refused, and gossip they forward is dropped, until a
-   * later call leaves them out (then static peers are redialed as usual). Not an offence: no ban.
-   */
-  partition(peerIds: readonly string[]): void {
-    this.#cut = new Set(peerIds);
-    for (const id of this.#cut) {
-      if (
-        this.#peers.has(id) ||
-        (this.#node?.getConnections().some((c) => c.remotePeer.toString() === id) ?? false)
-      ) {
-        this.#log.info({ peer: id }, "peer cut off by a test partition");
-        this.#disconnect(id);
-      }
-    }
-  }
-
-  // --- connection lifecycle -------------------------------------------------------------------
-
-  /** Refused for now: banned, or cut off by a test partition. */
-  #isBanned(peerId: string): boolean {
-    return this.#cut.has(peerId) || this.#bans.isBanned(peerId, Date.now());
-  }
-
-  /** Refuses a peer that is not of our chain: not an offence, but it may not come back for a while. */
-  #refuse(peerId: string, reason: string): void {
-    this.#bans.refuse(peerId, reason, Date.now());
-    this.#log.info({ peer: peerId, reason }, "peer refused: not our chain");
-    this.#disconnect(peerId);
-  }
-
-  /** Drops the peer from our books now and closes its connections. */
-  #disconnect(peerId: string): void {
-    const entry = this.#peers.get(peerId);
-    this.#peers.delete(peerId);
-    const node = this.#node;
-    if (node === undefined || this.#state !== "running") return;
-    let id = entry?.peerId;
-    if (id === undefined) {
-      try {
-        id = peerIdFromString(peerId);
-      } catch {
-        return;
-      }
-    }
-    node
-      .hangUp(id)
-      .catch((err: unknown) => this.#log.debug({ peer: peerId, err: errorMessage(err) }, "hang up failed"));
-  }
-
-  #entryFor(peerId: PeerId): PeerEntry | undefined {
-    if (this.#state !== "running") return undefined;
-    const id = peerId.toString();
-    if (this.#isBanned(id)) {
-      this.#disconnect(id);
-      return undefined;
-    }
-    let entry = this.#peers.get(id);
-    if (entry === undefined) {
-      entry = {
-        id,
-        peerId,
-        status: undefined,
-        statusAt: 0,
-        topics: new Set(),
-        ready: false,
-        statusInFlight: false,
-        failures: 0,
-        silentRequests: 0,
-        peersAskedAt: 0,
-      };
-      this.#peers.set(id, entry);
-    }
-    return entry;
-  }
-
-  #onPeerConnect(peerId: PeerId): void {
-    const entry = this.#entryFor(peerId);
-    if (entry === undefined) return;
-    this.#log.debug({ peer: entry.id }, "connection open");
-    void this.#exchangeStatus(entry);
-  }
-
-  #onPeerDisconnect(peerId: PeerId): void {
-    const id = peerId.toString();
-    const entry = this.#peers.get(id);
-    this.#peers.delete(id);
-    if (entry?.ready === true) this.#log.info({ peer: id, peers: this.peerCount() }, "peer disconnected");
-  }
-
-  #isStatic(peerId: string): boolean {
-    return this.#static.some((peer) => peer.id === peerId);
-  }
-
-  // --- status handshake -------------------------------------------------------------------------
-
-  /** Sends our status and takes the peer's from the answer. The handshake and each refresh. */
-  async #exchangeStatus(entry: PeerEntry): Promise<void> {
-    if (entry.statusInFlight) return;
-    entry.statusInFlight = true;
-    try {
-      const answer = await this.#request(
-        entry,
-        STATUS_PROTOCOL,
-        encodeJson(this.#handlers.status()),
-        MAX_STATUS_BYTES,
-      );
-      entry.failures = 0;
-      this.#acceptStatus(entry, answer);
-    } catch (err) {
-      if (this.#state !== "running" || this.#peers.get(entry.id) !== entry) return;
-      const error = toP2PError(err, "stream_error");
-      // A late answer counts as a failure (the peer may be busy); garbage is an offence.
-      if (isPeerFault(error)) {
-        this.penalize(entry.id, `status: ${error.message}`);
-        return;
-      }
-      entry.failures++;
-      const unsupported = err instanceof Error && err.name === "UnsupportedProtocolError";
-      this.#log.debug(
-        { peer: entry.id, err: error.message, failures: entry.failures },
-        "status exchange failed",
-      );
-      if (unsupported || entry.failures >= MAX_STATUS_FAILURES) {
-        this.#log.info(
-          { peer: entry.id, reason: unsupported ? "not a chain-node" : error.message },
-          "peer dropped",
-        );
-        this.#disconnect(entry.id);
-      }
-    } finally {
-      entry.statusInFlight = false;
-    }
-  }
-
-  /**
-   * Takes a status the peer sent (in its request or its answer). Malformed: penalized. Another
-   * chain: refused. Returns whether the peer is (still) handshaken.
-   */
-  #acceptStatus(entry: PeerEntry, raw: unknown): boolean {
-    const status = parsePeerStatus(raw);
-    if (status === undefined) {
-      this.penalize(entry.id, "malformed status");
-      return false;
-    }
-    const identity = this.#identity;
-    const mismatch = identity === undefined ? "not started" : statusMismatch(identity, status);
-    if (mismatch !== undefined) {
-      this.#refuse(entry.id, mismatch);
-      return false;
-    }
-    if (this.#state !== "running" || this.#peers.get(entry.id) !== entry) return false;
-    if (entry.status === undefined) {
-      if (this.#admittedCount() >= this.#options.maxPeers && !this.#isStatic(entry.id)) {
-        this.#log.debug({ peer: entry.id }, "peer dropped: maxPeers reached");
-        this.#disconnect(entry.id);
-        return false;
-      }
-      entry.statusAt = Date.now();
-    }
-    entry.status = status;
-    if (entry.ready) this.#reportStatus(entry, status);
-    else this.#maybeReady(entry);
-    return true;
-  }
-
-  /** Counts the peer once it has a status and known subscriptions (or waited long enough for them). */
-  #maybeReady(entry: PeerEntry): void {
-    const { status } = entry;
-    if (entry.ready || status === undefined || this.#state !== "running") return;
-    const subscribed = entry.topics.size === this.#topicOf.size;
-    if (!subscribed && Date.now() - entry.statusAt < this.#options.requestTimeoutMs) return;
-    entry.ready = true;
-    this.#discovered.get(entry.id)?.succeeded();
-    this.#static.find((peer) => peer.id === entry.id)?.backoff.succeeded();
-    this.#log.info(
-      { peer: entry.id, head: status.head_number, peers: this.peerCount(), gossip: subscribed },
-      "peer connected",
-    );
-    this.#reportStatus(entry, status);
-    void this.#askPeers(entry);
-  }
-
-  #reportStatus(entry: PeerEntry, status: PeerStatus): void {
-    try {
-      this.onPeerStatus?.(entry.id, { ...status });
-    } catch (err) {
-      this.#log.error({ err }, "onPeerStatus threw");
-    }
-  }
-
-  #onSubscriptionChange(
-    peerId: PeerId,
-    subscriptions: readonly { topic: string; subscribe: boolean }[],
-  ): void {
-    const entry = this.#peers.get(peerId.toString());
-    if (entry === undefined) return;
-    for (const { topic, subscribe } of subscriptions) {
-      if (!this.#topicOf.has(topic)) continue;
-      if (subscribe) entry.topics.add(topic);
-      else entry.topics.delete(topic);
-    }
-    this.#maybeReady(entry);
-  }
-
-  #onStatusStream(stream: Stream, connection: Connection): Promise<void> {
-    return this.#serve(stream, connection, "status", MAX_STATUS_BYTES, (request, entry) => {
-      const status = parsePeerStatus(request);
-      if (status === undefined) throw new P2PError("bad_message", "malformed status");
-      const identity = this.#identity;
-      const mismatch = identity === undefined ? undefined : statusMismatch(identity, status);
-      const body = encodeJson(this.#handlers.status());
-      if (mismatch !== undefined) {
-        // Another chain still gets our status (so it refuses us too, with a clear reason); the
-        // ban is in place at once, the hang-up waits until the answer is out.
-        this.#bans.refuse(entry.id, mismatch, Date.now());
-        this.#log.info({ peer: entry.id, reason: mismatch }, "peer refused: not our chain");
-        return { body, after: () => this.#disconnect(entry.id) };
-      }
-      if (!this.#acceptStatus(entry, status)) return undefined;
-      return { body };
-    });
-  }
-
-  // --- gossip -----------------------------------------------------------------------------------
-
-  async #validateGossip(topic: GossipTopic, peer: PeerId, message: Message): Promise<TopicValidatorResult> {
-    const from = peer.toString();
-    try {
-      if (message.data.byteLength > this.#options.maxMessageBytes) {
-        this.#penalizeLater(from, `gossip of ${message.data.byteLength} bytes on ${topic}`);
-        return TopicValidatorResult.Reject;
-      }
-      const entry = this.#peers.get(from);
-      if (entry?.status === undefined || this.#cut.has(from)) return TopicValidatorResult.Ignore;
-      let payload: unknown;
-      try {
-        payload = decodeJson(message.data);
-      } catch {
-        this.#penalizeLater(from, `gossip on ${topic} is not JSON`);
-        return TopicValidatorResult.Reject;
-      }
-      let verdict: Awaited<ReturnType<P2PHandlers["onGossip"]>>;
-      try {
-        verdict = await this.#handlers.onGossip(topic, payload, from);
-      } catch (err) {
-        this.#log.error({ err, topic }, "onGossip threw");
-        return TopicValidatorResult.Ignore;
-      }
-      if (verdict === "reject") this.#penalizeLater(from, `gossip rejected on ${topic}`);
-      return verdictToResult(verdict);
-    } catch (err) {
-      this.#log.error({ err, topic }, "gossip validation failed");
-      return TopicValidatorResult.Ignore;
-    }
-  }
-
-  /** Penalizes after gossipsub has finished with the message (hanging up inside its validator races it). */
-  #penalizeLater(peerId: string, reason: string): void {
-    setImmediate(() => {
-      if (this.#state === "running") this.penalize(peerId, reason);
-    });
-  }
-
-  // --- blocks by range --------------------------------------------------------------------------
-
-  #onBlocksStream(stream: Stream, connection: Connection): Promise<void> {
-    return this.#serve(stream, connection, "blocks", MAX_BLOCKS_REQUEST_BYTES, async (request, entry) => {
-      if (entry.status === undefined) return undefined;
-      const parsed = parseBlocksRequest(request);
-      if (parsed === undefined) throw new P2PError("bad_message", "malformed blocks request");
-      const range = clipRange(parsed, this.#options.maxBlocksPerRequest);
-      const items = await this.#handlers.serveBlocks(range.from, range.to);
-      if (typeof (items as Partial<Iterable<unknown>>)?.[Symbol.iterator] !== "function") {
-        throw new Error("serveBlocks returned a non-iterable");
-      }
-      const { body, count, cut } = encodeBlocksResponse(
-        items,
-        range.to - range.from + 1,
-        this.#options.maxMessageBytes - FRAME_HEADER_BYTES,
-      );
-      // A prefix is the protocol working (the peer asks again from where it stopped): big blocks
-      // make it routine under load. A first block alone over the limit is not: no peer can fetch
-      // it from this node, and an operator has to raise [p2p] max_message_bytes.
-      if (cut && count === 0) {
-        this.#log.warn({ from: range.from }, "a block is larger than the message limit");
-      } else if (cut) {
-        this.#log.debug({ from: range.from, count }, "blocks answer cut to the message limit");
-      }
-      return { body };
-    });
-  }
-
-  // --- discovery --------------------------------------------------------------------------------
-
-  #onPeersStream(stream: Stream, connection: Connection): Promise<void> {
-    return this.#serve(stream, connection, "peers", MAX_PEERS_REQUEST_BYTES, async (_request, entry) => {
-      if (entry.status === undefined) return undefined;
-      return { body: encodeJson(await this.#knownPeerAddrs(entry.id)) };
-    });
-  }
-
-  /** Multiaddrs (with `/p2p/<id>`) of our handshaken peers other than `except`, bounded. */
-  async #knownPeerAddrs(except: string): Promise<string[]> {
-    const node = this.#node;
-    if (node === undefined) return [];
-    const out: string[] = [];
-    let bytes = 2;
-    for (const entry of [...this.#peers.values()]) {
-      if (entry.id === except || !entry.ready) continue;
-      let addrs: Multiaddr[] = [];
-      try {
-        addrs = (await node.peerStore.get(entry.peerId)).addresses.map((address) => address.multiaddr);
-      } catch {
-        // Not in the peer store (yet): fall back to where we dialed it.
-      }
-      if (addrs.length === 0) {
-        addrs = node
-          .getConnections(entry.peerId)
-          .filter((connection) => connection.direction === "outbound")
-          .map((connection) => connection.remoteAddr);
-      }
-      for (const addr of addrs.slice(0, ADDRS_PER_PEER)) {
-        const text =
-          peerIdInAddr(addr) === undefined ? `${addr.toString()}/p2p/${entry.id}` : addr.toString();
-        bytes += text.length + 3;
-        if (text.length > MAX_PEER_ADDR_CHARS || bytes > MAX_PEERS_RESPONSE_BYTES) continue;
-        out.push(text);
-        if (out.length >= MAX_PEER_ADDRS) return out;
-      }
-    }
-    return out;
-  }
-
-  /**
-   * A request to the peer timed out: no ban (see isPeerFault), but a peer that stays silent
-   * through MAX_SILENT_REQUESTS requests in a row is disconnected, so a mute peer cannot stall
-   * sync or discovery for long. It may reconnect at once; an answer to one resets the count.
-   */
-  #lateAnswer(entry: PeerEntry, what: string): void {
-    entry.silentRequests++;
-    this.#log.debug({ peer: entry.id, what, silent: entry.silentRequests }, "request timed out");
-    if (entry.silentRequests < MAX_SILENT_REQUESTS || this.#peers.get(entry.id) !== entry) return;
-    this.#log.info({ peer: entry.id, reason: what }, "peer dropped: it leaves requests unanswered");
-    this.#disconnect(entry.id);
-  }
-
-  /** Asks a handshaken peer for its peers and dials the ones we lack, up to maxPeers. */
-  async #askPeers(entry: PeerEntry): Promise<void> {
-    if (!this.#wantsPeers()) return;
-    entry.peersAskedAt = Date.now();
-    let entries: string[] | undefined;
-    try {
-      const answer = await this.#request(entry, PEERS_PROTOCOL, encodeJson({}), MAX_PEERS_RESPONSE_BYTES);
-      entries = parsePeersResponse(answer);
-      if (entries === undefined) throw new P2PError("bad_message", "malformed peers answer");
-      entry.silentRequests = 0;
-    } catch (err) {
-      const error = toP2PError(err, "stream_error");
-      if (this.#state !== "running") return;
-      if (isPeerFault(error)) this.penalize(entry.id, `peers: ${error.message}`);
-      else if (error.reason === "timeout") this.#lateAnswer(entry, `peers: ${error.message}`);
-      else this.#log.debug({ peer: entry.id, err: error.message }, "peers request failed");
-      return;
-    }
-    for (const candidate of groupAddrs(entries).peers) this.#dialDiscovered(candidate);
-  }
-
-  #wantsPeers(): boolean {
-    return this.#state === "running" && this.#admittedCount() + this.#dialing.size < this.#options.maxPeers;
-  }
-
-  /** Peers whose status showed our chain, counted or about to be (what maxPeers bounds). */
-  #admittedCount(): number {
-    let count = 0;
-    for (const entry of this.#peers.values()) if (entry.status !== undefined) count++;
-    return count;
-  }
-
-  #dialDiscovered(candidate: PeerAddrs): void {
-    const { id } = candidate;
-    if (id === this.peerId || this.#peers.has(id) || this.#dialing.has(id) || this.#isBanned(id)) return;
-    if (!this.#wantsPeers()) return;
-    let backoff = this.#discovered.get(id);
-    if (backoff === undefined) {
-      backoff = new Backoff(REDIAL_INITIAL_MS, REDIAL_MAX_MS);
-      this.#discovered.set(id, backoff);
-      if (this.#discovered.size > MAX_DISCOVERED) {
-        const oldest = this.#discovered.keys().next().value;
-        if (oldest !== undefined) this.#discovered.delete(oldest);
-      }
-    }
-    if (!backoff.due(Date.now())) return;
-    this.#dial(id, candidate.addrs, backoff, "discovered");
-  }
-
-  #dial(
-    id: string,
-    addrs: Multiaddr[],
-    backoff: Backoff,
-    kind: "static" | "discovered",
-    done?: () => void,
-  ): void {
-    const node = this.#node;
-    if (node === undefined) return;
-    this.#dialing.add(id);
-    // Counted as a failure until the peer becomes ready (#maybeReady resets it): a peer that
-    // accepts the connection and then drops us (full, another chain) is retried ever more slowly.
-    backoff.failed(Date.now());
-    const controller = this.#track();
-    node
-      .dial(addrs, { signal: controller.signal })
-      .then(() => this.#log.debug({ peer: id, kind }, "dialed"))
-      .catch((err: unknown) => this.#log.debug({ peer: id, kind, err: errorMessage(err) }, "dial failed"))
-      .finally(() => {
-        this.#untrack(controller);
-        this.#dialing.delete(id);
-        done?.();
-      });
-  }
-
-  // --- timers -----------------------------------------------------------------------------------
-
-  #statusTick(): void {
-    if (this.#state !== "running") return;
-    this.#statusTicks++;
-    const discover = this.#statusTicks % DISCOVERY_EVERY_STATUS_INTERVALS === 0;
-    for (const entry of this.#peers.values()) {
-      this.#maybeReady(entry);
-      void this.#exchangeStatus(entry);
-      if (discover && entry.ready) void this.#askPeers(entry);
+  /** Every status interval: readiness, a status refresh from each peer, and now and then discovery. */
+  private statusTick(): void {
+    if (this.state !== "running") return;
+    this.statusTicks++;
+    const discover = this.statusTicks % DISCOVERY_EVERY_STATUS_INTERVALS === 0;
+    for (const entry of this.peerManager.values()) {
+      this.peerManager.maybeReady(entry);
+      void this.status.exchange(entry);
+      if (discover && entry.ready) void this.discovery.askPeers(entry);
     }
   }
 
   /** Redials static peers that are not connected, and forgets expired bans. */
-  #maintenanceTick(): void {
-    if (this.#state !== "running") return;
+  private maintenanceTick(): void {
+    if (this.state !== "running") return;
     const now = Date.now();
-    for (const peer of this.#static) {
-      if (peer.dialing || this.#peers.has(peer.id) || this.#dialing.has(peer.id)) continue;
-      if (this.#isBanned(peer.id) || !peer.backoff.due(now)) continue;
-      peer.dialing = true;
-      this.#dial(peer.id, peer.addrs, peer.backoff, "static", () => {
-        peer.dialing = false;
-      });
-    }
-    this.#bans.prune(now);
+    this.discovery.redialStatic(now);
+    this.peerManager.pruneBans(now);
   }
-
-  // --- request/response plumbing ----------------------------------------------------------------
-
-  /** An abort controller for one request or served stream: times out, and aborts on stop(). */
-  #track(): AbortController {
-    const controller = new AbortController();
-    setMaxListeners(Number.POSITIVE_INFINITY, controller.signal);
-    const timer = setTimeout(() => {
-      this.#active.delete(controller);
-      controller.abort(new P2PError("timeout", `no answer within ${this.#options.requestTimeoutMs} ms`));
-    }, this.#options.requestTimeoutMs);
-    this.#active.set(controller, timer);
-    return controller;
-  }
-
-  #untrack(controller: AbortController): void {
-    clearTimeout(this.#active.get(controller));
-    this.#active.delete(controller);
-  }
-
-  /** One request: opens a stream on an open connection, sends a frame, reads one frame back. */
-  async #request(
-    entry: PeerEntry,
-    protocol: string,
-    payload: Uint8Array,
-    maxAnswerBytes: number,
-  ): Promise<unknown> {
-    const node = this.#node;
-    if (node === undefined || this.#state !== "running")
-      throw new P2PError("not_running", "network not running");
-    const connection = node.getConnections(entry.peerId).find((c) => c.status === "open");
-    if (connection === undefined) throw new P2PError("not_connected", `no open connection to ${entry.id}`);
-    const controller = this.#track();
-    const { signal } = controller;
-    let stream: Stream | undefined;
-    let reader: StreamReader | undefined;
-    try {
-      stream = await connection.newStream(protocol, { signal });
-      reader = new StreamReader(stream, maxAnswerBytes + FRAME_HEADER_BYTES);
-      await writeFrame(stream, payload, signal);
-      await stream.close({ signal });
-      return decodeJson(await reader.readFrame(maxAnswerBytes, signal));
-    } catch (err) {
-      const error = failureOf(err, signal);
-      stream?.abort(error);
-      throw error;
-    } finally {
-      reader?.dispose();
-      this.#untrack(controller);
-    }
-  }
-
-  /**
-   * Serves one inbound stream: reads one bounded frame, answers with one frame, half-closes.
-   * A malformed or oversized request penalizes the peer; `answer` returning `undefined` refuses
-   * quietly; a fault of ours (the handler threw) is logged and the stream reset.
-   */
-  async #serve(
-    stream: Stream,
-    connection: Connection,
-    what: string,
-    maxRequestBytes: number,
-    answer: (request: unknown, entry: PeerEntry) => Answer | undefined | Promise<Answer | undefined>,
-  ): Promise<void> {
-    const entry = this.#entryFor(connection.remotePeer);
-    if (entry === undefined) {
-      stream.abort(new P2PError("not_connected", "refused"));
-      return;
-    }
-    const controller = this.#track();
-    const { signal } = controller;
-    const reader = new StreamReader(stream, maxRequestBytes + FRAME_HEADER_BYTES);
-    try {
-      const request = decodeJson(await reader.readFrame(maxRequestBytes, signal));
-      const reply = await answer(request, entry);
-      if (reply === undefined) {
-        stream.abort(new P2PError("not_connected", "refused"));
-        return;
-      }
-      await writeFrame(stream, reply.body, signal);
-      await stream.close({ signal });
-      reply.after?.();
-    } catch (err) {
-      const error = failureOf(err, signal);
-      stream.abort(error);
-      if (this.#state !== "running") return;
-      if (isPeerFault(error)) {
-        this.penalize(entry.id, `${what} request: ${error.message}`);
-      } else if (err instanceof P2PError || error.reason === "timeout") {
-        this.#log.debug({ peer: entry.id, what, err: error.message }, "inbound stream failed");
-      } else {
-        this.#log.warn({ peer: entry.id, what, err }, "serving a request failed");
-      }
-    } finally {
-      reader.dispose();
-      this.#untrack(controller);
-    }
-  }
-}
-
-/** The error a request failed with: ours if we threw one, else why the deadline fired. */
-function failureOf(err: unknown, signal: AbortSignal): P2PError {
-  if (err instanceof P2PError && err.reason !== "timeout") return err;
-  if (signal.aborted && signal.reason instanceof P2PError) return signal.reason;
-  return toP2PError(err, "stream_error");
-}
-
-/** Failures that are the peer's doing (it answered late, too much, or garbage). */
-/**
- * Whether an error proves the peer misbehaved (and earns a ban). A timeout does not: a validator
- * whose event loop is busy with a large block, or whose link is full of gossip, answers late but
- * honestly, and banning it for that would take it out of consensus exactly when the network is
- * loaded (seen in the bench: four validators banned each other within 10 s of full load). A late
- * answer is only a failed request; the status exchange drops a peer after repeated failures.
- */
-function isPeerFault(error: P2PError): boolean {
-  return error.reason === "message_too_large" || error.reason === "bad_message";
-}
-
-const isHeight = (value: unknown): value is number =>
-  typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-function listenMultiaddr(host: string, port: number): string {
-  const ip = host === "localhost" ? "127.0.0.1" : host;
-  if (isIPv4(ip)) return `/ip4/${ip}/tcp/${port}`;
-  if (isIPv6(ip)) return `/ip6/${ip}/tcp/${port}`;
-  throw new P2PError(
-    "invalid_argument",
-    `p2p host must be an IP address or "localhost", got ${JSON.stringify(host)}`,
-  );
-}
-
-function validateOptions(options: ResolvedP2POptions): void {
-  const checks: [boolean, string][] = [
-    [Number.isInteger(options.port) && options.port >= 0 && options.port <= 65535, "port must be 0..65535"],
-    [Number.isSafeInteger(options.maxPeers) && options.maxPeers >= 1, "maxPeers must be a positive integer"],
-    [
-      Number.isSafeInteger(options.maxMessageBytes) && options.maxMessageBytes >= 1024,
-      "maxMessageBytes must be an integer >= 1024",
-    ],
-    [
-      Number.isSafeInteger(options.maxBlocksPerRequest) && options.maxBlocksPerRequest >= 1,
-      "maxBlocksPerRequest must be a positive integer",
-    ],
-    [options.statusIntervalMs >= 10, "statusIntervalMs must be >= 10"],
-    [options.requestTimeoutMs >= 10, "requestTimeoutMs must be >= 10"],
-    [options.penaltyCooldownMs >= 0, "penaltyCooldownMs must be >= 0"],
-    [Array.isArray(options.bootstrap), "bootstrap must be an array of multiaddrs"],
-  ];
-  for (const [ok, message] of checks) if (!ok) throw new P2PError("invalid_argument", message);
 }

@@ -1,4 +1,6 @@
 import type { Logger } from "pino";
+import { P2PError } from "./errors.ts";
+import type { PeerFilter } from "./types.ts";
 
 export interface P2POptions {
   /** Listen host: an IPv4 or IPv6 literal, or "localhost" (= 127.0.0.1). */
@@ -21,6 +23,8 @@ export interface P2POptions {
   requestTimeoutMs?: number;
   /** How long a penalized or incompatible peer is refused, ms (doubles on each repeat offence, up to 32×). */
   penaltyCooldownMs?: number;
+  /** Peers we may talk to (default: all). Changes close connections to peers no longer allowed. */
+  peerFilter?: PeerFilter;
   logger: Logger;
 }
 
@@ -36,5 +40,36 @@ export const defaultP2POptions = {
   penaltyCooldownMs: 60_000,
 } satisfies Partial<P2POptions>;
 
-/** The options with every optional member filled in. */
-export type ResolvedP2POptions = Required<P2POptions>;
+/** The options with every optional member filled in (but the filter: none allows every peer). */
+export type ResolvedP2POptions = Required<Omit<P2POptions, "peerFilter">> & Pick<P2POptions, "peerFilter">;
+
+/** Fills in the defaults and checks every bound; throws `P2PError("invalid_argument")`. */
+export function resolveP2POptions(options: P2POptions): ResolvedP2POptions {
+  const resolved = {
+    ...options,
+    requestTimeoutMs: options.requestTimeoutMs ?? defaultP2POptions.requestTimeoutMs,
+    penaltyCooldownMs: options.penaltyCooldownMs ?? defaultP2POptions.penaltyCooldownMs,
+  };
+  validateOptions(resolved);
+  return resolved;
+}
+
+function validateOptions(options: ResolvedP2POptions): void {
+  const checks: [boolean, string][] = [
+    [Number.isInteger(options.port) && options.port >= 0 && options.port <= 65535, "port must be 0..65535"],
+    [Number.isSafeInteger(options.maxPeers) && options.maxPeers >= 1, "maxPeers must be a positive integer"],
+    [
+      Number.isSafeInteger(options.maxMessageBytes) && options.maxMessageBytes >= 1024,
+      "maxMessageBytes must be an integer >= 1024",
+    ],
+    [
+      Number.isSafeInteger(options.maxBlocksPerRequest) && options.maxBlocksPerRequest >= 1,
+      "maxBlocksPerRequest must be a positive integer",
+    ],
+    [options.statusIntervalMs >= 10, "statusIntervalMs must be >= 10"],
+    [options.requestTimeoutMs >= 10, "requestTimeoutMs must be >= 10"],
+    [options.penaltyCooldownMs >= 0, "penaltyCooldownMs must be >= 0"],
+    [Array.isArray(options.bootstrap), "bootstrap must be an array of multiaddrs"],
+  ];
+  for (const [ok, message] of checks) if (!ok) throw new P2PError("invalid_argument", message);
+}

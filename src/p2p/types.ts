@@ -42,6 +42,21 @@ export interface P2PHandlers {
   serveBlocks(from: number, to: number): Iterable<unknown> | Promise<Iterable<unknown>>;
 }
 
+/**
+ * Which peers we may talk to, decided outside p2p (the node's test partition, for one). A peer it
+ * does not allow is refused both ways by the connection gater and its gossip is dropped; that is
+ * not an offence (no ban), and once allowed again a static peer is redialed as usual.
+ */
+export interface PeerFilter {
+  /** Asked on every dial, connection and gossip message: must be cheap and must not throw. */
+  allows(peerId: string): boolean;
+  /**
+   * Registers `listener`, to be called after `allows` may have changed its answers; p2p then
+   * closes its connections to the peers no longer allowed. Returns the function that removes it.
+   */
+  onChange(listener: () => void): () => void;
+}
+
 /** A handshaken peer and the latest status it sent. */
 export interface PeerInfo {
   id: string;

@@ -4,6 +4,7 @@ import {
   generateNodeKey,
   type P2POptions,
   P2PNetwork,
+  type PeerFilter,
   type PeerStatus,
   type Verdict,
 } from "../../src/p2p/index.ts";
@@ -132,4 +133,25 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 /** Whether `a` counts `b` as a handshaken peer. */
 export function knows(a: TestPeer, b: TestPeer): boolean {
   return a.net.peers().some((p) => p.id === b.net.peerId);
+}
+
+/** A peer filter that cuts off the ids a test names (as the node's partition file does). */
+export class CutFilter implements PeerFilter {
+  private denied = new Set<string>();
+  private readonly listeners = new Set<() => void>();
+
+  allows(peerId: string): boolean {
+    return !this.denied.has(peerId);
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Cuts off exactly `peerIds` (none: healed) and tells the listeners. */
+  cut(...peerIds: string[]): void {
+    this.denied = new Set(peerIds);
+    for (const listener of this.listeners) listener();
+  }
 }

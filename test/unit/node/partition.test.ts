@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { pino } from "pino";
-import { parsePartition, watchPartitionFile } from "../../../src/node/partition.ts";
+import { PartitionFilter, parsePartition, watchPartitionFile } from "../../../src/node/partition.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -38,5 +38,22 @@ describe("the test partition file (CHAIN_NODE_PARTITION_FILE)", () => {
     writeFileSync(path, '["c"]');
     await sleep(500);
     assert.deepEqual(seen, [["a", "b"], []]);
+  });
+
+  it("as a peer filter: allows all but the cut peers, and tells its listeners of each cut until removed", () => {
+    const filter = new PartitionFilter();
+    let changes = 0;
+    const stopListening = filter.onChange(() => changes++);
+    assert.equal(filter.allows("a"), true, "no partition yet");
+    filter.cutOff(["a", "b"]);
+    assert.deepEqual(
+      ["a", "b", "c"].map((id) => filter.allows(id)),
+      [false, false, true],
+    );
+    filter.cutOff([]);
+    assert.equal(filter.allows("a"), true, "healed");
+    stopListening();
+    filter.cutOff(["c"]);
+    assert.equal(changes, 2, "the listener heard the two cuts made while registered");
   });
 });

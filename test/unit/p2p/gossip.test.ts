@@ -18,7 +18,7 @@ describe("p2p gossip", () => {
     const d = await net.start({ bootstrap: [c.addr] });
     const nodes = [a, b, c, d];
     // Both ends of every link: a node counts a peer once gossipsub knows its subscriptions, and a
-    // message that passes a node before that is never sent to that peer (see network.ts).
+    // message that passes a node before that is never sent to that peer (see peerManager.ts).
     await waitFor("the line a-b-c-d handshaken both ways", () =>
       [
         [a, b],
