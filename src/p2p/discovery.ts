@@ -56,32 +56,32 @@ export function parsePeersResponse(value: unknown): string[] | undefined {
 
 /** Exponential backoff for redials: `initialMs`, doubling up to `maxMs`, reset on success. */
 export class Backoff {
-  readonly #initialMs: number;
-  readonly #maxMs: number;
-  #delayMs: number;
-  #nextAt = 0;
+  private readonly initialMs: number;
+  private readonly maxMs: number;
+  private delayMs: number;
+  private nextAt = 0;
 
   constructor(initialMs: number, maxMs: number) {
-    this.#initialMs = initialMs;
-    this.#maxMs = maxMs;
-    this.#delayMs = initialMs;
+    this.initialMs = initialMs;
+    this.maxMs = maxMs;
+    this.delayMs = initialMs;
   }
 
   /** Whether an attempt may start now. */
   due(now: number): boolean {
-    return now >= this.#nextAt;
+    return now >= this.nextAt;
   }
 
   /** An attempt failed: wait the current delay, then double it. */
   failed(now: number): void {
-    this.#nextAt = now + this.#delayMs;
-    this.#delayMs = Math.min(this.#delayMs * 2, this.#maxMs);
+    this.nextAt = now + this.delayMs;
+    this.delayMs = Math.min(this.delayMs * 2, this.maxMs);
   }
 
   /** An attempt succeeded: the next failure starts from the initial delay again. */
   succeeded(): void {
-    this.#delayMs = this.#initialMs;
-    this.#nextAt = 0;
+    this.delayMs = this.initialMs;
+    this.nextAt = 0;
   }
 }
 

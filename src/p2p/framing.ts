@@ -32,115 +32,114 @@ export async function writeFrame(stream: Stream, payload: Uint8Array, signal: Ab
 
 /** Buffers what a stream delivers, bounded, and hands it out as frames. */
 export class StreamReader {
-  readonly #stream: Stream;
-  readonly #maxBufferedBytes: number;
-  #chunks: Uint8Array[] = [];
-  #buffered = 0;
-  #ended = false;
-  #error: Error | undefined;
-  #wake: (() => void) | undefined;
+  private readonly stream: Stream;
+  private readonly maxBufferedBytes: number;
+  private chunks: Uint8Array[] = [];
+  private buffered = 0;
+  private ended = false;
+  private error: Error | undefined;
+  private wake: (() => void) | undefined;
 
   /** `maxBufferedBytes`: more unread bytes than this abort the stream (the peer sends too much). */
   constructor(stream: Stream, maxBufferedBytes: number) {
-    this.#stream = stream;
-    this.#maxBufferedBytes = maxBufferedBytes;
-    stream.addEventListener("message", this.#onMessage);
-    stream.addEventListener("end", this.#onEnd);
-    stream.addEventListener("close", this.#onClose);
-    if (stream.readableEnded) this.#ended = true;
+    this.stream = stream;
+    this.maxBufferedBytes = maxBufferedBytes;
+    stream.addEventListener("message", this.onMessage);
+    stream.addEventListener("end", this.onEnd);
+    stream.addEventListener("close", this.onClose);
+    if (stream.readableEnded) this.ended = true;
   }
 
   /** Detaches the listeners; call when done with the stream. */
   dispose(): void {
-    this.#stream.removeEventListener("message", this.#onMessage);
-    this.#stream.removeEventListener("end", this.#onEnd);
-    this.#stream.removeEventListener("close", this.#onClose);
-    this.#chunks = [];
-    this.#buffered = 0;
-    this.#ended = true;
-    this.#notify();
+    this.stream.removeEventListener("message", this.onMessage);
+    this.stream.removeEventListener("end", this.onEnd);
+    this.stream.removeEventListener("close", this.onClose);
+    this.chunks = [];
+    this.buffered = 0;
+    this.ended = true;
+    this.notify();
   }
 
   /** Reads one frame whose body is at most `maxBytes`; throws `P2PError` otherwise. */
   async readFrame(maxBytes: number, signal: AbortSignal): Promise<Uint8Array> {
-    const header = await this.#readExact(FRAME_HEADER_BYTES, signal);
+    const header = await this.readExact(FRAME_HEADER_BYTES, signal);
     const length = new DataView(header.buffer, header.byteOffset, FRAME_HEADER_BYTES).getUint32(0);
     if (length > maxBytes) {
       throw new P2PError("message_too_large", `frame of ${length} bytes exceeds the limit of ${maxBytes}`);
     }
-    return this.#readExact(length, signal);
+    return this.readExact(length, signal);
   }
 
-  readonly #onMessage = (evt: StreamMessageEvent): void => {
+  private readonly onMessage = (evt: StreamMessageEvent): void => {
     const data = evt.data instanceof Uint8Array ? evt.data : evt.data.subarray();
     if (data.byteLength === 0) return;
-    this.#chunks.push(data);
-    this.#buffered += data.byteLength;
-    if (this.#buffered > this.#maxBufferedBytes) {
-      this.#error = new P2PError("message_too_large", `peer sent more than ${this.#maxBufferedBytes} bytes`);
-      this.#chunks = [];
-      this.#buffered = 0;
-      this.#stream.abort(this.#error);
+    this.chunks.push(data);
+    this.buffered += data.byteLength;
+    if (this.buffered > this.maxBufferedBytes) {
+      this.error = new P2PError("message_too_large", `peer sent more than ${this.maxBufferedBytes} bytes`);
+      this.chunks = [];
+      this.buffered = 0;
+      this.stream.abort(this.error);
     }
-    this.#notify();
+    this.notify();
   };
 
-  readonly #onEnd = (): void => {
-    this.#ended = true;
-    this.#notify();
+  private readonly onEnd = (): void => {
+    this.ended = true;
+    this.notify();
   };
 
-  readonly #onClose = (evt: StreamCloseEvent): void => {
+  private readonly onClose = (evt: StreamCloseEvent): void => {
     // With our listener attached nothing stays in the stream's own buffer, so a close is an end.
-    this.#ended = true;
-    if (evt.error !== undefined && this.#error === undefined) {
-      this.#error = new P2PError("stream_error", `stream closed: ${evt.error.message}`, { cause: evt.error });
+    this.ended = true;
+    if (evt.error !== undefined && this.error === undefined) {
+      this.error = new P2PError("stream_error", `stream closed: ${evt.error.message}`, { cause: evt.error });
     }
-    this.#notify();
+    this.notify();
   };
 
-  #notify(): void {
-    const wake = this.#wake;
-    this.#wake = undefined;
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = undefined;
     wake?.();
   }
 
-  async #readExact(n: number, signal: AbortSignal): Promise<Uint8Array> {
+  private async readExact(n: number, signal: AbortSignal): Promise<Uint8Array> {
     for (;;) {
-      if (this.#buffered >= n) return this.#take(n);
-      if (this.#error !== undefined) throw this.#error;
-      if (this.#ended)
-        throw new P2PError("stream_error", `stream ended after ${this.#buffered} of ${n} bytes`);
+      if (this.buffered >= n) return this.take(n);
+      if (this.error !== undefined) throw this.error;
+      if (this.ended) throw new P2PError("stream_error", `stream ended after ${this.buffered} of ${n} bytes`);
       if (signal.aborted) throw new P2PError("timeout", "timed out reading from the stream");
       await new Promise<void>((resolve) => {
         const done = (): void => {
           signal.removeEventListener("abort", done);
           resolve();
         };
-        this.#wake = done;
+        this.wake = done;
         signal.addEventListener("abort", done, { once: true });
       });
     }
   }
 
-  #take(n: number): Uint8Array {
+  private take(n: number): Uint8Array {
     const out = new Uint8Array(n);
     let filled = 0;
     while (filled < n) {
-      const chunk = this.#chunks[0];
+      const chunk = this.chunks[0];
       if (chunk === undefined) break;
       const want = n - filled;
       if (chunk.byteLength <= want) {
         out.set(chunk, filled);
         filled += chunk.byteLength;
-        this.#chunks.shift();
+        this.chunks.shift();
       } else {
         out.set(chunk.subarray(0, want), filled);
-        this.#chunks[0] = chunk.subarray(want);
+        this.chunks[0] = chunk.subarray(want);
         filled += want;
       }
     }
-    this.#buffered -= n;
+    this.buffered -= n;
     return out;
   }
 }
