@@ -23,6 +23,10 @@ import { HeightVotes } from "./voteSet.ts";
  * validator's key behind its double-sign guard (`VoteSigner`), time and timers (`Scheduler`) and
  * the signature check (`recover`). test/unit/consensus/scenarios.test.ts drives one engine on a
  * manual clock through the paper's cases; bench/consensusSim.ts runs a hundred of them.
+ *
+ * Why this file is long: the "upon" rules all read and write one round state (height, round,
+ * step, lock, valid value, proposals, votes), and kept together they can be read against the
+ * paper line by line; the engine's contract with the node is apart (host.ts).
  */
 
 type Step = "propose" | "prevote" | "precommit";
