@@ -25,6 +25,12 @@ import {
 export interface BlockWrite {
   block: StoredBlock;
   txs: ConfirmedTx[];
+  /**
+   * Transactions (by hash) whose pool-journal entries are removed in the same transaction as the
+   * block: the block's own, so that a restart never re-admits a committed transaction and a crash
+   * before the write keeps them pending. Hashes the journal does not hold are skipped.
+   */
+  journalRemovals: readonly string[];
   stateChanges: StateChanges;
   /** The state trie's new nodes and root (docs/decisions/008-state-commitment.md). */
   trie: TrieWrite;
@@ -264,6 +270,7 @@ export class Chain {
       await this.store.commitBlock({
         block,
         txs,
+        journalRemovals: block.tx_hashes,
         stateChanges: executed.changes,
         trie: this.trie.pendingWrite(),
         stakeChanges: executed.stakeChanges,
@@ -364,6 +371,7 @@ export class Chain {
       write: {
         block,
         txs: [],
+        journalRemovals: [],
         stateChanges: leaves,
         trie: trie.write,
         stakeChanges: new Map(validators.map((v) => [v.address, v.stake])),

@@ -117,7 +117,8 @@ export class LmdbStore implements ChainStore {
   }
 
   /**
-   * Writes the block, its indexes, state and trie nodes, and the new head in one transaction.
+   * Writes the block, its indexes, state and trie nodes, the new head and the removal of
+   * `write.journalRemovals` from the pool journal in one transaction.
    * Synchronous on purpose: an async lmdb transaction becomes visible to readers before its promise
    * resolves, so RPC could see a transaction in block N while the in-memory head is still N-1 and
    * the pool still holds it. Committing in-thread makes the store, head and pool change together.
@@ -129,12 +130,12 @@ export class LmdbStore implements ChainStore {
       this.blocks.put(block.header.number, block);
       if (write.parent !== undefined) this.blocks.put(write.parent.header.number, write.parent);
       this.blockNumbers.put(block.hash, block.header.number);
-      for (const confirmed of write.txs) {
-        this.txs.put(confirmed.tx.hash, confirmed);
-        const seq = this.journalSeqs.get(confirmed.tx.hash);
+      for (const confirmed of write.txs) this.txs.put(confirmed.tx.hash, confirmed);
+      for (const hash of write.journalRemovals) {
+        const seq = this.journalSeqs.get(hash);
         if (seq !== undefined) {
           this.journal.remove(seq);
-          unjournaled.push(confirmed.tx.hash);
+          unjournaled.push(hash);
         }
       }
       failpoint("commit.afterBlockWrites");

@@ -69,6 +69,19 @@ describe("LmdbStore pool journal", () => {
       await reopened.close();
     }));
 
+  it("removes exactly the entries the block write names in journalRemovals", () =>
+    withDir(async (dir) => {
+      const { store, chain, nonces } = await openStoreChain(dir);
+      const [a, b] = [transfer(nonces, [0, 1, 5]), transfer(nonces, [1, 2, 5])];
+      await store.savePending([a, b].map((tx, seq) => ({ seq, tx })));
+      // The store reads the field, not the block's transactions: name b while committing a.
+      const commitBlock = store.commitBlock.bind(store);
+      store.commitBlock = (write) => commitBlock({ ...write, journalRemovals: [b.hash] });
+      await produce(chain, [a]);
+      assert.deepEqual(hashesOf(store.loadPending()), [a.hash]);
+      await store.close();
+    }));
+
   it("does not write back an entry whose block committed before its journal write ran", () =>
     withDir(async (dir) => {
       const { store, chain, nonces } = await openStoreChain(dir);
