@@ -138,12 +138,12 @@ export class ChainNode {
       verifier = await startVerifier(options.verifyThreads, log);
       const admission = new Admission(
         { state: () => store, isCommitted: (hash) => store.getConfirmedTx(hash) !== undefined },
-        store,
+        store.journal,
         { ...options.pool, chainId: genesis.chain_id, maxTxBytes: genesis.consensus.max_tx_bytes },
         clock,
         verifier,
       );
-      const restored = await admission.restore(store.loadPending());
+      const restored = await admission.restore(store.journal.loadPending());
 
       const blocks = await startBlockMaking({
         clock,

@@ -15,7 +15,7 @@ const chain = await openChain(store);
 const nonces = new Map<string, number>();
 const tag = new Map<string, number>();
 for (let round = 0; round < ROUNDS; round++) {
-  const journaled = store.savePending([{ seq: round, tx: transfer(tag, [round % 4, 4, 1]) }]);
+  const journaled = store.journal.savePending([{ seq: round, tx: transfer(tag, [round % 4, 4, 1]) }]);
   await new Promise((resolve) => setTimeout(resolve, 0)); // the journal's transaction has begun
   await chain.commitTogether(async () => {
     // Sync's work waits for other things (signature checks, the next event-loop turn) meanwhile.
@@ -24,5 +24,5 @@ for (let round = 0; round < ROUNDS; round++) {
   });
   await journaled;
 }
-process.stdout.write(`done ${chain.head().header.number} ${store.loadPending().length}\n`);
+process.stdout.write(`done ${chain.head().header.number} ${store.journal.loadPending().length}\n`);
 await store.close();

@@ -107,7 +107,7 @@ describe("LmdbStore.commitTogether", () => {
       await chain.commitTogether(async (othersWaiting) => {
         await produce(chain, [transfer(nonces, [1, 2, 2])]);
         assert.equal(othersWaiting(), false);
-        journaled = store.savePending([{ seq: 0, tx }]).then(() => {
+        journaled = store.journal.savePending([{ seq: 0, tx }]).then(() => {
           events.push("journaled");
         });
         await new Promise((resolve) => setTimeout(resolve, 20));
@@ -118,7 +118,7 @@ describe("LmdbStore.commitTogether", () => {
       await journaled;
       assert.deepEqual(events, ["work done", "together over", "journaled"]);
       assert.deepEqual(
-        store.loadPending().map((r) => r.tx.hash),
+        store.journal.loadPending().map((r) => r.tx.hash),
         [tx.hash],
       );
       await store.close();
