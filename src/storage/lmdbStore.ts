@@ -28,7 +28,10 @@ export class LmdbStore implements ChainStore {
   private readonly trieRoots: Database<number, string>;
   /** The pool journal (txpool's PoolJournal); its entries share this environment's writer. */
   readonly journal: LmdbPoolJournal;
-  /** Hashes whose journal entries commitBlocks inside a commitTogether removed (see there). */
+  /**
+   * Hashes whose journal entries commitBlocks inside commitTogether's current write removed: they
+   * leave the journal's index only once that write has committed (a failed one keeps them).
+   */
   private togetherRemovals: string[] = [];
   private readonly stakes: Database<number, string>;
   private readonly validatorSets: Database<Validator[], number>;
@@ -141,55 +144,67 @@ export class LmdbStore implements ChainStore {
       this.meta.put("schema_version", SCHEMA_VERSION);
       failpoint("commit.afterHeadWrite");
     });
-    // Inside a commitTogether the removals are undone if its transaction fails: forget them after it.
+    // Inside commitTogether the removals are undone if its write fails: forgotten after it commits.
     if (this.together) this.togetherRemovals.push(...unjournaled);
     else this.journal.forget(unjournaled);
     failpoint("commit.afterTxnCommit");
   }
 
   /**
-   * One LMDB write transaction around `work`: lmdb-js keeps it open until `work`'s promise
-   * settles, each commitBlock inside runs as a child transaction (a block still commits or
-   * aborts whole), and reads on this thread see what it wrote. One commit for a synced range
-   * instead of one per block: pages that several blocks touch (the state's and indexes' B-tree
-   * pages, the trie's top) are written once (docs/performance.md). A failed commit of the whole
-   * rejects after `work` settled; `work`'s own failure does not undo the blocks it committed.
+   * Runs `step` on each of `items` in order until one returns false; the blocks the steps commit
+   * share LMDB write transactions instead of one each. lmdb-js keeps a transaction open while its
+   * asynchronous callback runs, each commitBlock inside runs as a child transaction (a block still
+   * commits or aborts whole), and reads on this thread see what it wrote. Pages that several
+   * blocks touch (the state's and indexes' B-tree pages, the trie's top) are written once
+   * (docs/performance.md). Returns how many steps returned true; every block they committed is
+   * durable when it resolves.
    *
-   * It begins once the journal's writes already under way have ended: lmdb-js runs an
+   * A write ends early, after the step under way, when a journal write waits for it (a submission
+   * is acknowledged only once journaled, and a range holds up to seconds of execution); the
+   * journal write then commits and the next step begins a new write. A step that throws ends the
+   * write (its blocks are kept) and this rejects with its error; a write whose commit fails
+   * rejects, and none of its blocks is stored (those of earlier writes are).
+   *
+   * Each write begins once the journal's writes under way have ended: lmdb-js runs an
    * asynchronous transaction's callback on this thread after its writer thread took the write
    * lock, so a transactionSync with an asynchronous callback begun in between blocked this
    * thread on that lock for good (a node that took a submission while it synced hung; see
-   * test/unit/storage/commitTogether.test.ts). Journal writes asked for after it is set wait.
+   * test/unit/storage/commitTogether.test.ts). Journal writes asked for meanwhile wait.
    */
-  async commitTogether<T>(work: (othersWaiting: () => boolean) => Promise<T>): Promise<T> {
-    const othersWaiting = () => this.journal.writeWaiting();
-    if (this.together) return work(othersWaiting); // already inside one
-    let outcome: { ok: true; value: T } | { ok: false; error: unknown } | undefined;
-    // Held before the transaction begins: `work` runs at once, and its first journal write must wait too.
-    const release = this.journal.hold();
-    this.together = true;
-    this.togetherRemovals = [];
-    try {
-      await this.journal.writesEnded();
-      await this.root.transactionSync(() =>
-        work(othersWaiting).then(
-          (value) => {
-            outcome = { ok: true, value };
-          },
-          (error: unknown) => {
-            outcome = { ok: false, error };
-          },
-        ),
-      );
-      this.journal.forget(this.togetherRemovals);
-    } finally {
+  async commitTogether<T>(items: readonly T[], step: (item: T) => Promise<boolean>): Promise<number> {
+    if (this.together) throw new Error("commitTogether: already inside one");
+    let done = 0;
+    let goOn = true;
+    while (goOn && done < items.length) {
+      let failure: { error: unknown } | undefined;
+      // Held before the transaction begins: the first step's journal writes must wait too.
+      const release = this.journal.hold();
+      this.together = true;
       this.togetherRemovals = [];
-      this.together = false;
-      release();
+      try {
+        await this.journal.writesEnded();
+        await this.root.transactionSync(async () => {
+          try {
+            while (done < items.length) {
+              goOn = await step(items[done] as T);
+              if (!goOn) return;
+              done++;
+              if (this.journal.writeWaiting()) return; // end this write; the rest goes in the next
+            }
+          } catch (error) {
+            // Caught, so that the transaction commits the blocks of the steps before it.
+            failure = { error };
+          }
+        });
+        this.journal.forget(this.togetherRemovals);
+      } finally {
+        this.togetherRemovals = [];
+        this.together = false;
+        release();
+      }
+      if (failure !== undefined) throw failure.error;
     }
-    if (outcome === undefined) throw new Error("commitTogether: work did not settle");
-    if (!outcome.ok) throw outcome.error;
-    return outcome.value;
+    return done;
   }
 
   /** Schema 3 → 4: the journal's entries move from the hash-keyed table to the seq-keyed one. */

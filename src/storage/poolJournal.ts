@@ -25,12 +25,12 @@ export class LmdbPoolJournal {
    * and savePending, emptied as entries leave the journal.
    */
   private readonly seqs = new Map<string, number>();
-  /** Resolves when the store's hold ends (see hold); undefined when none is held. */
-  private held: Promise<void> | undefined;
+  /** True while the store holds LMDB's writer for a grouped write (see hold). */
+  private holding = false;
+  /** Journal writes asked for during a hold, in arrival order: each begins its transaction. */
+  private queued: (() => void)[] = [];
   /** The journal's asynchronous write transactions not yet ended (see writesEnded). */
   private readonly writes = new Set<Promise<unknown>>();
-  /** Journal writes waiting for a hold to end. */
-  private waiting = 0;
 
   constructor(root: RootDatabase, journal: Database<Tx, number>) {
     this.root = root;
@@ -102,15 +102,18 @@ export class LmdbPoolJournal {
    * From now until the returned release is called, journal writes wait: the store holds LMDB's
    * writer for a grouped write (inside it a journal entry would be acknowledged before it is
    * durable, and undone with it). Pair with writesEnded before that write begins.
+   *
+   * The release begins the waiting writes' transactions before it returns, in the order they were
+   * asked for: a store that holds again at once (its next grouped write) then waits for them in
+   * writesEnded instead of holding them back for another write.
    */
   hold(): () => void {
-    let release = (): void => undefined;
-    this.held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    this.holding = true;
     return () => {
-      this.held = undefined;
-      release();
+      this.holding = false;
+      const queued = this.queued;
+      this.queued = [];
+      for (const begin of queued) begin();
     };
   }
 
@@ -121,23 +124,24 @@ export class LmdbPoolJournal {
 
   /** True while a journal write waits for a hold to end. */
   writeWaiting(): boolean {
-    return this.waiting > 0;
+    return this.queued.length > 0;
   }
 
   /**
-   * Runs `body` as an asynchronous write transaction once no hold is under way. The check and the
-   * start happen in one step, with no await between them, and the transaction is tracked until it
-   * ends (writesEnded).
+   * Runs `body` as an asynchronous write transaction, at once or, during a hold, when it is
+   * released. Either way the check and the start happen in one step, with no await between
+   * them, and the transaction is tracked until it ends (writesEnded).
    */
-  private async write(body: () => void): Promise<void> {
-    while (this.held !== undefined) {
-      this.waiting++;
-      try {
-        await this.held;
-      } finally {
-        this.waiting--;
-      }
-    }
+  private write(body: () => void): Promise<void> {
+    if (!this.holding) return this.begin(body);
+    return new Promise<void>((resolve, reject) => {
+      this.queued.push(() => {
+        this.begin(body).then(resolve, reject);
+      });
+    });
+  }
+
+  private async begin(body: () => void): Promise<void> {
     const transaction = this.root.transaction(body);
     this.writes.add(transaction);
     try {

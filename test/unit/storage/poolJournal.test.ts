@@ -109,10 +109,11 @@ describe("LmdbPoolJournal (the store's pool journal)", () => {
       const { store, chain, nonces } = await openStoreChain(dir);
       const tx = transfer(nonces, [0, 1, 5]);
       await store.journal.savePending([{ seq: 0, tx }]);
-      await chain.commitTogether(async () => {
-        await produce(chain, [tx]);
+      await chain.commitTogether([tx], async (committed) => {
+        await produce(chain, [committed]);
         // Inside the range's write the entry is gone for readers of this thread too.
         assert.deepEqual(store.journal.loadPending(), []);
+        return true;
       });
       assert.deepEqual(store.journal.loadPending(), []);
       await store.close();
