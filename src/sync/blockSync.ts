@@ -156,6 +156,12 @@ export interface SyncChain {
   commitTogether<T>(items: readonly T[], step: (item: T) => Promise<boolean>): Promise<number>;
 }
 
+/** The pending pool as sync uses it (txpool's PendingPool in a node). */
+export interface SyncPool {
+  /** Called after a synced block commits, with its transaction hashes: they leave the pool. */
+  removeCommitted(hashes: readonly string[]): void;
+}
+
 export interface SyncOptions {
   chainId: number;
   maxTxBytes: number;
@@ -163,6 +169,8 @@ export interface SyncOptions {
   batch: number;
   /** Runs a task while consensus is paused (the chain executes one block at a time). */
   exclusive<T>(task: () => Promise<T>): Promise<T>;
+  /** Told of every block sync commits, before onBlock. */
+  pool: SyncPool;
   onBlock?(block: StoredBlock, executed: ExecutedBlock): void;
   onProgress?(head: number, target: number): void;
   log(level: "debug" | "info" | "warn", message: string, fields?: Record<string, unknown>): void;
@@ -404,6 +412,7 @@ export class BlockSync {
       throw error;
     }
     const stored = await this.chain.commit(executed, commit, check.signers);
+    this.options.pool.removeCommitted(stored.tx_hashes);
     this.options.onBlock?.(stored, executed);
     return undefined;
   }

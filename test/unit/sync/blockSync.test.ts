@@ -52,6 +52,7 @@ function syncOf(chain: Chain, source: BlockSource, extra: Partial<SyncOptions> =
     maxTxBytes: 100 * 1024,
     batch: 5,
     exclusive: (task) => task(),
+    pool: { removeCommitted: () => undefined },
     log: () => undefined,
     ...extra,
   });
@@ -170,6 +171,31 @@ describe("BlockSync", () => {
       headAtFirstTurn !== undefined && headAtFirstTurn < head,
       `the first turn came at head ${headAtFirstTurn}, the sync ended at ${head}`,
     );
+  });
+
+  it("tells the pool of each synced block's transactions after the block commits, before onBlock", async () => {
+    const { chain, store } = await freshChain(net);
+    const events: string[] = [];
+    const removed: string[] = [];
+    const sync = syncOf(chain, sourceOf(net), {
+      pool: {
+        removeCommitted: (hashes) => {
+          assert.ok(
+            hashes.every((hash) => store.getConfirmedTx(hash) !== undefined),
+            "committed first",
+          );
+          removed.push(...hashes);
+          events.push(`pool ${chain.head().header.number}`);
+        },
+      },
+      onBlock: (block) => events.push(`block ${block.header.number}`),
+    });
+    await sync.trigger();
+    const head = chain.head().header.number;
+    const txs = Array.from({ length: head }, (_, i) => store.getBlock(i + 1)?.tx_hashes ?? []).flat();
+    assert.ok(txs.length >= 30, `the synced blocks hold the transfers (${txs.length})`);
+    assert.deepEqual(removed, txs);
+    assert.deepEqual(events.slice(0, 4), ["pool 1", "block 1", "pool 2", "block 2"]);
   });
 
   it("hands each range to commitTogether with one step per block, so the store can end a write between two", async () => {
