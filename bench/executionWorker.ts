@@ -237,12 +237,13 @@ for (let first = 0; group !== undefined && first < blockTxs.length; first += gro
   );
   const start = performance.now();
   const cpuStart = process.cpuUsage();
-  const runAll = async () => {
-    const timings = [];
-    for (const i of indexes) timings.push(await runBlock(i));
-    return timings;
+  const timings: { executeMs: number; commitMs: number }[] = [];
+  const runOne = async (i: number) => {
+    timings.push(await runBlock(i));
+    return true;
   };
-  const timings = group.together ? await chain.commitTogether(runAll) : await runAll();
+  if (group.together) await chain.commitTogether(indexes, runOne);
+  else for (const i of indexes) await runOne(i);
   const end = performance.now();
   const cpu = process.cpuUsage(cpuStart);
   const txs = indexes.reduce((sum, i) => sum + (blockTxs[i]?.length ?? 0), 0);

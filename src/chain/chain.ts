@@ -25,6 +25,12 @@ import {
 export interface BlockWrite {
   block: StoredBlock;
   txs: ConfirmedTx[];
+  /**
+   * Transactions (by hash) whose pool-journal entries are removed in the same transaction as the
+   * block: the block's own, so that a restart never re-admits a committed transaction and a crash
+   * before the write keeps them pending. Hashes the journal does not hold are skipped.
+   */
+  journalRemovals: readonly string[];
   stateChanges: StateChanges;
   /** The state trie's new nodes and root (docs/decisions/008-state-commitment.md). */
   trie: TrieWrite;
@@ -55,16 +61,16 @@ export interface ChainStore extends StateReader, TrieNodeReader {
    */
   commitBlock(write: BlockWrite): Promise<void>;
   /**
-   * Runs `work`, whose commitBlock calls then share one durable write: each block stays all or
-   * nothing, and all of them are durable when the returned promise resolves (sync commits a
-   * fetched range so: one store commit instead of one per block). Reads during `work` see the
-   * blocks it committed. Rejects (after `work` has settled) if that write fails: then none of the
-   * blocks is stored. Optional: without it each block is durable on its own.
-   *
-   * `othersWaiting()` tells `work` that another write (the pool journal's) waits for this one to
-   * end: a caller that can stop early should, so that write is not held for the whole range.
+   * Runs `step` on each of `items` in order until one returns false, and returns how many
+   * returned true. The commitBlock calls of the steps share durable writes (sync commits a
+   * fetched range so: a few store commits instead of one per block): each block stays all or
+   * nothing, reads see the blocks committed so far, and all of them are durable when the
+   * returned promise resolves. The store decides where one write ends and the next begins, only
+   * ever between two steps. A step that throws ends the run (the blocks before it are kept) and
+   * this rejects with its error; a write that fails rejects, and the blocks of that write are
+   * not stored. Optional: without it each block is durable on its own.
    */
-  commitTogether?<T>(work: (othersWaiting: () => boolean) => Promise<T>): Promise<T>;
+  commitTogether?<T>(items: readonly T[], step: (item: T) => Promise<boolean>): Promise<number>;
 }
 
 /** A block that has been executed against the head state but not committed. */
@@ -264,6 +270,7 @@ export class Chain {
       await this.store.commitBlock({
         block,
         txs,
+        journalRemovals: block.tx_hashes,
         stateChanges: executed.changes,
         trie: this.trie.pendingWrite(),
         stakeChanges: executed.stakeChanges,
@@ -285,13 +292,19 @@ export class Chain {
   }
 
   /**
-   * Runs `work`, whose commits the store writes together (ChainStore.commitTogether). If that
-   * write fails, the head goes back to what the store holds, as after a restart, and this rejects.
+   * Runs `step` on each of `items` in order until one returns false; the blocks the steps commit
+   * the store writes together (ChainStore.commitTogether). Returns how many steps returned true.
+   * If a write fails, the head goes back to what the store holds, as after a restart, and this
+   * rejects.
    */
-  async commitTogether<T>(work: (othersWaiting: () => boolean) => Promise<T>): Promise<T> {
-    if (this.store.commitTogether === undefined) return work(() => false);
+  async commitTogether<T>(items: readonly T[], step: (item: T) => Promise<boolean>): Promise<number> {
+    if (this.store.commitTogether === undefined) {
+      let done = 0;
+      while (done < items.length && (await step(items[done] as T))) done++;
+      return done;
+    }
     try {
-      return await this.store.commitTogether(work);
+      return await this.store.commitTogether(items, step);
     } catch (error) {
       if (!this.busy) this.reloadHead();
       throw error;
@@ -364,6 +377,7 @@ export class Chain {
       write: {
         block,
         txs: [],
+        journalRemovals: [],
         stateChanges: leaves,
         trie: trie.write,
         stakeChanges: new Map(validators.map((v) => [v.address, v.stake])),

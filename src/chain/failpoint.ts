@@ -60,12 +60,12 @@ export const FAILPOINTS = [
   {
     name: "journal.inWrite",
     path: "journal",
-    at: "LmdbStore.savePending: inside the journal's write transaction, entries put, not committed",
+    at: "LmdbPoolJournal.savePending: inside the journal's write transaction, entries put, not committed",
   },
   {
     name: "journal.afterWrite",
     path: "journal",
-    at: "LmdbStore.savePending: journal transaction committed, before the hash is returned to the client",
+    at: "LmdbPoolJournal.savePending: journal transaction committed, before the hash is returned to the client",
   },
   // ---- consensus signing (network validators) ----
   {

@@ -5,7 +5,6 @@ import {
   type SignedTxInput,
   TxRejectedError,
   type TxRejectReason,
-  txSize,
 } from "../chain/index.ts";
 import {
   ChainConsensusHost,
@@ -22,7 +21,7 @@ import type { SignatureVerifier } from "../crypto/index.ts";
 import { type GossipTopic, P2PNetwork, type PeerStatus, type Verdict } from "../p2p/index.ts";
 import type { LmdbStore } from "../storage/index.ts";
 import { BlockSync, serveBlocks } from "../sync/index.ts";
-import type { Admission } from "../txpool/index.ts";
+import type { Admission, PendingPool } from "../txpool/index.ts";
 import { homePaths } from "./home.ts";
 import type { Logger } from "./logger.ts";
 import type { NodeOptions } from "./options.ts";
@@ -71,7 +70,10 @@ export interface NetworkParts {
   genesis: Genesis;
   chain: Chain;
   store: LmdbStore;
+  /** Admits the transactions peers gossip. */
   admission: Admission;
+  /** The pool as consensus and sync see it: blocks are built from it, and committed ones leave it. */
+  pool: PendingPool;
   /** Absent on a full node: it follows consensus without voting. */
   validator: ValidatorKey | undefined;
   nodeKey: Uint8Array;
@@ -102,7 +104,7 @@ export class NetworkServices {
   private readonly log: Logger;
 
   private constructor(parts: NetworkParts) {
-    const { options, genesis, chain, store, admission, validator, log } = parts;
+    const { options, genesis, chain, store, admission, pool, validator, log } = parts;
     const paths = homePaths(options.home);
     this.admission = admission;
     this.log = log;
@@ -141,17 +143,13 @@ export class NetworkServices {
       },
     );
 
+    // After any block (its transactions already left the pool: host and sync tell `pool`).
     const onBlock = () => {
-      void admission.prune().catch((error: unknown) => log.warn({ err: error }, "pool prune failed"));
+      void pool.prune().catch((error: unknown) => log.warn({ err: error }, "pool prune failed"));
     };
     const host = new ChainConsensusHost({
       chain,
-      pool: {
-        selectForBlock: () =>
-          admission.pool.select(genesis.consensus.max_block_txs, genesis.consensus.max_block_bytes, txSize),
-        removeCommitted: (hashes) => admission.removeCommitted(hashes),
-        holds: (tx) => admission.pool.get(tx.hash)?.signature === tx.signature,
-      },
+      pool,
       network: {
         broadcast: (message) => this.publishConsensus(message),
         onBehind: (height) => void this.sync.trigger(height - 1),
@@ -195,9 +193,9 @@ export class NetworkServices {
         maxTxBytes: genesis.consensus.max_tx_bytes,
         batch: options.p2p.syncBatch,
         exclusive: (task) => this.engine.exclusive(task),
+        pool,
         onBlock: (block) => {
           syncLog.debug({ number: block.header.number }, "synced block");
-          admission.removeCommitted(block.tx_hashes);
           onBlock();
         },
         onProgress: (head, target) => this.progress.update(head, target),

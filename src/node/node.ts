@@ -1,13 +1,5 @@
 import { mkdirSync } from "node:fs";
-import {
-  balanceOf,
-  Chain,
-  type Genesis,
-  nonceOf,
-  type SignedTxInput,
-  stakeOf,
-  txSize,
-} from "../chain/index.ts";
+import { balanceOf, Chain, type Genesis, nonceOf, type SignedTxInput, stakeOf } from "../chain/index.ts";
 import { SingleValidatorProducer, type ValidatorKey } from "../consensus/index.ts";
 import { isAddress, toChecksumAddress } from "../crypto/index.ts";
 import {
@@ -19,7 +11,7 @@ import {
   websocketOnlyRoutes,
 } from "../rpc/index.ts";
 import { LmdbStore } from "../storage/index.ts";
-import { Admission } from "../txpool/index.ts";
+import { Admission, PendingPool } from "../txpool/index.ts";
 import { nodeClock } from "./clock.ts";
 import { SignatureWorkers } from "./signatureWorkers.ts";
 import type { NodeOptions } from "./options.ts";
@@ -138,12 +130,17 @@ export class ChainNode {
       verifier = await startVerifier(options.verifyThreads, log);
       const admission = new Admission(
         { state: () => store, isCommitted: (hash) => store.getConfirmedTx(hash) !== undefined },
-        store,
+        store.journal,
         { ...options.pool, chainId: genesis.chain_id, maxTxBytes: genesis.consensus.max_tx_bytes },
         clock,
         verifier,
       );
-      const restored = await admission.restore(store.loadPending());
+      const restored = await admission.restore(store.journal.loadPending());
+      // The one object every path that makes or commits blocks gets from the pool.
+      const pool = new PendingPool(admission, {
+        maxBlockTxs: genesis.consensus.max_block_txs,
+        maxBlockBytes: genesis.consensus.max_block_bytes,
+      });
 
       const blocks = await startBlockMaking({
         clock,
@@ -152,6 +149,7 @@ export class ChainNode {
         chain,
         store,
         admission,
+        pool,
         verifier,
         mode,
         log,
@@ -280,11 +278,12 @@ async function startBlockMaking(parts: {
   chain: Chain;
   store: LmdbStore;
   admission: Admission;
+  pool: PendingPool;
   verifier: SignatureWorkers | undefined;
   mode: NodeMode;
   log: Logger;
 }): Promise<BlockMaking> {
-  const { options, genesis, chain, store, admission, verifier, mode, log } = parts;
+  const { options, genesis, chain, store, admission, pool, verifier, mode, log } = parts;
   if (mode.kind === "network") {
     const services = await NetworkServices.start({
       now: parts.clock,
@@ -293,6 +292,7 @@ async function startBlockMaking(parts: {
       chain,
       store,
       admission,
+      pool,
       validator: mode.validator,
       nodeKey: mode.nodeKey,
       verifier,
@@ -303,14 +303,7 @@ async function startBlockMaking(parts: {
   const blockLog = log.child({ module: "consensus" });
   const producer = new SingleValidatorProducer(
     chain,
-    {
-      get size() {
-        return admission.pool.size;
-      },
-      selectForBlock: () =>
-        admission.pool.select(genesis.consensus.max_block_txs, genesis.consensus.max_block_bytes, txSize),
-      removeCommitted: (hashes) => admission.removeCommitted(hashes),
-    },
+    pool,
     mode.validator,
     { chainId: genesis.chain_id, blockTimeMs: options.blockTimeMs ?? genesis.consensus.block_time_ms },
     {

@@ -9,17 +9,13 @@ import {
   type Tx,
   type Validator,
 } from "../chain/index.ts";
+import { LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
 import { DATABASES, SCHEMA_VERSION } from "./schema.ts";
-
-/** A journaled pool entry; `seq` restores arrival order after a restart. */
-export interface PoolRecord {
-  seq: number;
-  tx: Tx;
-}
 
 /**
  * The node's LMDB environment. Implements the chain's ChainStore (one write transaction per
- * block, durable when the promise resolves) and the pool journal.
+ * block, durable when the promise resolves) and holds the pool journal (`journal`), whose
+ * entries a block's write removes.
  */
 export class LmdbStore implements ChainStore {
   private readonly root: RootDatabase;
@@ -30,22 +26,17 @@ export class LmdbStore implements ChainStore {
   private readonly state: Database<JsonValue, string>;
   private readonly trie: Database<Uint8Array, number>;
   private readonly trieRoots: Database<number, string>;
-  private readonly journal: Database<Tx, number>;
+  /** The pool journal (txpool's PoolJournal); its entries share this environment's writer. */
+  readonly journal: LmdbPoolJournal;
   /**
-   * hash → seq of every journaled transaction (the journal is keyed by seq): filled by
-   * loadPending and savePending, emptied as entries leave the journal.
+   * Hashes whose journal entries commitBlocks inside commitTogether's current write removed: they
+   * leave the journal's index only once that write has committed (a failed one keeps them).
    */
-  private readonly journalSeqs = new Map<string, number>();
-  /** Hashes whose journal entries commitBlocks inside a commitTogether removed (see there). */
   private togetherRemovals: string[] = [];
   private readonly stakes: Database<number, string>;
   private readonly validatorSets: Database<Validator[], number>;
-  /** Resolves when the write transaction of commitTogether ends (see there); undefined outside one. */
-  private together: Promise<void> | undefined;
-  /** The journal's asynchronous write transactions not yet ended (see commitTogether). */
-  private readonly journalWrites = new Set<Promise<unknown>>();
-  /** Journal writes waiting for a commitTogether to end (its work's `othersWaiting`). */
-  private journalWaiting = 0;
+  /** True while commitTogether's write transaction is open. */
+  private together = false;
 
   constructor(path: string) {
     this.root = open({ path, compression: false });
@@ -56,14 +47,15 @@ export class LmdbStore implements ChainStore {
     this.state = this.root.openDB({ name: DATABASES.state });
     this.trie = this.root.openDB({ name: DATABASES.trie, encoding: "binary" });
     this.trieRoots = this.root.openDB({ name: DATABASES.trieRoots });
-    this.journal = this.root.openDB({ name: DATABASES.journal });
+    const journal = this.root.openDB<Tx, number>({ name: DATABASES.journal });
     this.stakes = this.root.openDB({ name: DATABASES.stakers });
     this.validatorSets = this.root.openDB({ name: DATABASES.validatorSets, keyEncoding: "uint32" });
     const version = this.meta.get("schema_version");
-    if (version === 3) this.migrateJournal();
+    if (version === 3) this.migrateJournal(journal);
     else if (version !== undefined && version !== SCHEMA_VERSION) {
       throw new Error(`data directory has schema version ${version}; this node reads ${SCHEMA_VERSION}`);
     }
+    this.journal = new LmdbPoolJournal(this.root, journal);
   }
 
   headNumber(): number | undefined {
@@ -117,26 +109,21 @@ export class LmdbStore implements ChainStore {
   }
 
   /**
-   * Writes the block, its indexes, state and trie nodes, and the new head in one transaction.
+   * Writes the block, its indexes, state and trie nodes, the new head and the removal of
+   * `write.journalRemovals` from the pool journal in one transaction.
    * Synchronous on purpose: an async lmdb transaction becomes visible to readers before its promise
    * resolves, so RPC could see a transaction in block N while the in-memory head is still N-1 and
    * the pool still holds it. Committing in-thread makes the store, head and pool change together.
    */
   async commitBlock(write: BlockWrite): Promise<void> {
     const { block } = write;
-    const unjournaled: string[] = [];
+    let unjournaled: string[] = [];
     this.root.transactionSync(() => {
       this.blocks.put(block.header.number, block);
       if (write.parent !== undefined) this.blocks.put(write.parent.header.number, write.parent);
       this.blockNumbers.put(block.hash, block.header.number);
-      for (const confirmed of write.txs) {
-        this.txs.put(confirmed.tx.hash, confirmed);
-        const seq = this.journalSeqs.get(confirmed.tx.hash);
-        if (seq !== undefined) {
-          this.journal.remove(seq);
-          unjournaled.push(confirmed.tx.hash);
-        }
-      }
+      for (const confirmed of write.txs) this.txs.put(confirmed.tx.hash, confirmed);
+      unjournaled = this.journal.removeInTransaction(write.journalRemovals);
       failpoint("commit.afterBlockWrites");
       for (const [path, value] of write.stateChanges) {
         if (value === null) this.state.remove(path);
@@ -157,137 +144,74 @@ export class LmdbStore implements ChainStore {
       this.meta.put("schema_version", SCHEMA_VERSION);
       failpoint("commit.afterHeadWrite");
     });
-    // Inside a commitTogether the removals are undone if its transaction fails: forget them after it.
-    if (this.together === undefined) this.forgetJournaled(unjournaled);
-    else this.togetherRemovals.push(...unjournaled);
+    // Inside commitTogether the removals are undone if its write fails: forgotten after it commits.
+    if (this.together) this.togetherRemovals.push(...unjournaled);
+    else this.journal.forget(unjournaled);
     failpoint("commit.afterTxnCommit");
   }
 
   /**
-   * One LMDB write transaction around `work`: lmdb-js keeps it open until `work`'s promise
-   * settles, each commitBlock inside runs as a child transaction (a block still commits or
-   * aborts whole), and reads on this thread see what it wrote. One commit for a synced range
-   * instead of one per block: pages that several blocks touch (the state's and indexes' B-tree
-   * pages, the trie's top) are written once (docs/performance.md). A failed commit of the whole
-   * rejects after `work` settled; `work`'s own failure does not undo the blocks it committed.
+   * Runs `step` on each of `items` in order until one returns false; the blocks the steps commit
+   * share LMDB write transactions instead of one each. lmdb-js keeps a transaction open while its
+   * asynchronous callback runs, each commitBlock inside runs as a child transaction (a block still
+   * commits or aborts whole), and reads on this thread see what it wrote. Pages that several
+   * blocks touch (the state's and indexes' B-tree pages, the trie's top) are written once
+   * (docs/performance.md). Returns how many steps returned true; every block they committed is
+   * durable when it resolves.
    *
-   * It begins once the journal's writes already under way have ended: lmdb-js runs an
+   * A write ends early, after the step under way, when a journal write waits for it (a submission
+   * is acknowledged only once journaled, and a range holds up to seconds of execution); the
+   * journal write then commits and the next step begins a new write. A step that throws ends the
+   * write (its blocks are kept) and this rejects with its error; a write whose commit fails
+   * rejects, and none of its blocks is stored (those of earlier writes are).
+   *
+   * Each write begins once the journal's writes under way have ended: lmdb-js runs an
    * asynchronous transaction's callback on this thread after its writer thread took the write
    * lock, so a transactionSync with an asynchronous callback begun in between blocked this
    * thread on that lock for good (a node that took a submission while it synced hung; see
-   * test/unit/storage/commitTogether.test.ts). Journal writes asked for after it is set wait.
+   * test/unit/storage/commitTogether.test.ts). Journal writes asked for meanwhile wait.
    */
-  async commitTogether<T>(work: (othersWaiting: () => boolean) => Promise<T>): Promise<T> {
-    const othersWaiting = () => this.journalWaiting > 0;
-    if (this.together !== undefined) return work(othersWaiting); // already inside one
-    let outcome: { ok: true; value: T } | { ok: false; error: unknown } | undefined;
-    let ended = (): void => undefined;
-    // Set before the transaction begins: `work` runs at once, and its first journal write must wait too.
-    this.together = new Promise<void>((resolve) => {
-      ended = resolve;
-    });
-    this.togetherRemovals = [];
-    try {
-      while (this.journalWrites.size > 0) await Promise.allSettled([...this.journalWrites]);
-      await this.root.transactionSync(() =>
-        work(othersWaiting).then(
-          (value) => {
-            outcome = { ok: true, value };
-          },
-          (error: unknown) => {
-            outcome = { ok: false, error };
-          },
-        ),
-      );
-      this.forgetJournaled(this.togetherRemovals);
-    } finally {
+  async commitTogether<T>(items: readonly T[], step: (item: T) => Promise<boolean>): Promise<number> {
+    if (this.together) throw new Error("commitTogether: already inside one");
+    let done = 0;
+    let goOn = true;
+    while (goOn && done < items.length) {
+      let failure: { error: unknown } | undefined;
+      // Held before the transaction begins: the first step's journal writes must wait too.
+      const release = this.journal.hold();
+      this.together = true;
       this.togetherRemovals = [];
-      this.together = undefined;
-      ended();
-    }
-    if (outcome === undefined) throw new Error("commitTogether: work did not settle");
-    if (!outcome.ok) throw outcome.error;
-    return outcome.value;
-  }
-
-  /**
-   * Runs `write` as an asynchronous write transaction once no commitTogether is under way: inside
-   * its transaction the journal's entries would be acknowledged before they are durable, and
-   * undone with it. The check and the start happen in one step, with no await between them, and
-   * the transaction is tracked until it ends (commitTogether waits for it).
-   */
-  private async journalTransaction(write: () => void): Promise<void> {
-    while (this.together !== undefined) {
-      this.journalWaiting++;
       try {
-        await this.together;
+        await this.journal.writesEnded();
+        await this.root.transactionSync(async () => {
+          try {
+            while (done < items.length) {
+              goOn = await step(items[done] as T);
+              if (!goOn) return;
+              done++;
+              if (this.journal.writeWaiting()) return; // end this write; the rest goes in the next
+            }
+          } catch (error) {
+            // Caught, so that the transaction commits the blocks of the steps before it.
+            failure = { error };
+          }
+        });
+        this.journal.forget(this.togetherRemovals);
       } finally {
-        this.journalWaiting--;
+        this.togetherRemovals = [];
+        this.together = false;
+        release();
       }
+      if (failure !== undefined) throw failure.error;
     }
-    const transaction = this.root.transaction(write);
-    this.journalWrites.add(transaction);
-    try {
-      await transaction;
-    } finally {
-      this.journalWrites.delete(transaction);
-    }
-  }
-
-  /** Journals admitted transactions; resolves once they are durable. */
-  async savePending(records: readonly PoolRecord[]): Promise<void> {
-    // Known before the write, so that a block committing one of them meanwhile removes its entry.
-    for (const { seq, tx } of records) this.journalSeqs.set(tx.hash, seq);
-    try {
-      await this.journalTransaction(() => {
-        // An entry whose block committed (or that was dropped) before this write is not written back.
-        for (const { seq, tx } of records) {
-          if (this.journalSeqs.get(tx.hash) === seq) this.journal.put(seq, tx);
-        }
-        failpoint("journal.inWrite");
-      });
-    } catch (error) {
-      for (const { seq, tx } of records) {
-        if (this.journalSeqs.get(tx.hash) === seq) this.journalSeqs.delete(tx.hash);
-      }
-      throw error;
-    }
-    failpoint("journal.afterWrite");
-  }
-
-  /** Drops journal entries that left the pool without being committed (evicted, invalidated). */
-  async removePending(hashes: readonly string[]): Promise<void> {
-    const removed: string[] = [];
-    await this.journalTransaction(() => {
-      for (const hash of hashes) {
-        const seq = this.journalSeqs.get(hash);
-        if (seq === undefined) continue;
-        this.journal.remove(seq);
-        removed.push(hash);
-      }
-    });
-    this.forgetJournaled(removed);
-  }
-
-  /** The journal in arrival order (its key order). */
-  loadPending(): PoolRecord[] {
-    const records: PoolRecord[] = [];
-    for (const { key, value } of this.journal.getRange()) {
-      records.push({ seq: key, tx: value });
-      this.journalSeqs.set(value.hash, key);
-    }
-    return records;
-  }
-
-  private forgetJournaled(hashes: readonly string[]): void {
-    for (const hash of hashes) this.journalSeqs.delete(hash);
+    return done;
   }
 
   /** Schema 3 → 4: the journal's entries move from the hash-keyed table to the seq-keyed one. */
-  private migrateJournal(): void {
+  private migrateJournal(journal: Database<Tx, number>): void {
     const legacy = this.root.openDB<PoolRecord, string>({ name: DATABASES.legacyPool });
     this.root.transactionSync(() => {
-      for (const { value } of legacy.getRange()) this.journal.put(value.seq, value.tx);
+      for (const { value } of legacy.getRange()) journal.put(value.seq, value.tx);
       legacy.dropSync();
       this.meta.put("schema_version", SCHEMA_VERSION);
     });

@@ -149,10 +149,17 @@ export interface SyncChain {
   commit(executed: ExecutedBlock, commit: Commit, signers: string[]): Promise<StoredBlock>;
   abandon(): void;
   /**
-   * Runs `work` with its block commits written to the store together (one durable write);
-   * `othersWaiting()`: another write waits for it to end.
+   * Runs `step` on each of `items` in order until one returns false, with the steps' block
+   * commits written to the store together (the store decides where a write ends, between two
+   * steps); how many returned true.
    */
-  commitTogether<T>(work: (othersWaiting: () => boolean) => Promise<T>): Promise<T>;
+  commitTogether<T>(items: readonly T[], step: (item: T) => Promise<boolean>): Promise<number>;
+}
+
+/** The pending pool as sync uses it (txpool's PendingPool in a node). */
+export interface SyncPool {
+  /** Called after a synced block commits, with its transaction hashes: they leave the pool. */
+  removeCommitted(hashes: readonly string[]): void;
 }
 
 export interface SyncOptions {
@@ -162,6 +169,8 @@ export interface SyncOptions {
   batch: number;
   /** Runs a task while consensus is paused (the chain executes one block at a time). */
   exclusive<T>(task: () => Promise<T>): Promise<T>;
+  /** Told of every block sync commits, before onBlock. */
+  pool: SyncPool;
   onBlock?(block: StoredBlock, executed: ExecutedBlock): void;
   onProgress?(head: number, target: number): void;
   log(level: "debug" | "info" | "warn", message: string, fields?: Record<string, unknown>): void;
@@ -322,50 +331,37 @@ export class BlockSync {
   }
 
   /**
-   * Verifies and commits fetched blocks in order, a group at a time in one store write (see
-   * groupsOf); false if the peer served an invalid one (the blocks before it are kept). A write
-   * ends early, after the block being applied, when a pool journal write waits for it (a
-   * submission is acknowledged only once journaled): the rest of its group goes in the next one.
+   * Verifies and commits fetched blocks in order, a group at a time in one commitTogether (see
+   * groupsOf), one block per step: the store may end its write between two blocks (when a pool
+   * journal write waits: a submission is acknowledged only once journaled) and go on with the
+   * rest of the group in the next. False if the peer served an invalid block (the blocks before
+   * it are kept).
    */
   private async applyAll(peer: string, fetched: FetchedBlock[]): Promise<boolean> {
     for (const group of groupsOf(fetched)) {
-      let rest = group;
-      while (rest.length > 0 && !this.stopped) {
-        const applied = await this.chain.commitTogether((othersWaiting) =>
-          this.applyGroup(peer, rest, othersWaiting),
-        );
-        if (applied === false) return false;
-        rest = rest.slice(applied);
-      }
+      if (this.stopped) break;
+      let refused = false;
+      await this.chain.commitTogether(group, async ({ item, verified }) => {
+        if (this.stopped) return false; // stop() waits for this write: end it at the next block
+        const alreadyVerified = await verified;
+        const reason = await this.options.exclusive(() => this.apply(item, alreadyVerified));
+        if (reason !== undefined) {
+          this.options.log("warn", "peer served an invalid block", { peer, reason });
+          this.source.penalize(peer, reason);
+          refused = true;
+          return false;
+        }
+        // Blocks whose signatures are already checked follow each other through microtasks only,
+        // and a large one executes for a few hundred ms: without a turn of the event loop between
+        // them, the next range's answer (yamux hands out its window as we read) waits for the whole
+        // group, and so does every peer message and RPC call. A submission that arrives in this
+        // turn is then seen waiting by the store when the step returns.
+        await new Promise((resolve) => setImmediate(resolve));
+        return true;
+      });
+      if (refused) return false;
     }
     return true;
-  }
-
-  /** Applies blocks of `fetched` in order until one is invalid (false) or `othersWaiting()`; how many. */
-  private async applyGroup(
-    peer: string,
-    fetched: FetchedBlock[],
-    othersWaiting: () => boolean,
-  ): Promise<number | false> {
-    let applied = 0;
-    for (const { item, verified } of fetched) {
-      if (this.stopped) break; // stop() waits for this write: end it at the next block
-      const alreadyVerified = await verified;
-      const reason = await this.options.exclusive(() => this.apply(item, alreadyVerified));
-      if (reason !== undefined) {
-        this.options.log("warn", "peer served an invalid block", { peer, reason });
-        this.source.penalize(peer, reason);
-        return false;
-      }
-      applied++;
-      // Blocks whose signatures are already checked follow each other through microtasks only,
-      // and a large one executes for a few hundred ms: without a turn of the event loop between
-      // them, the next range's answer (yamux hands out its window as we read) waits for the whole
-      // group, and so does every peer message and RPC call.
-      await new Promise((resolve) => setImmediate(resolve));
-      if (othersWaiting()) break;
-    }
-    return applied;
   }
 
   /**
@@ -416,6 +412,7 @@ export class BlockSync {
       throw error;
     }
     const stored = await this.chain.commit(executed, commit, check.signers);
+    this.options.pool.removeCommitted(stored.tx_hashes);
     this.options.onBlock?.(stored, executed);
     return undefined;
   }

@@ -14,6 +14,7 @@ export {
   type SyncChain,
   type SyncOptions,
   type SyncPeer,
+  type SyncPool,
   serveBlocks,
   TOGETHER_MAX_TXS,
 } from "./blockSync.ts";

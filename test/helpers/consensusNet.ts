@@ -153,6 +153,7 @@ export class SimNetwork {
           maxTxBytes: 100 * 1024,
           batch: 20,
           exclusive: (task) => node.engine.exclusive(task),
+          pool,
           log: () => undefined,
         },
       );

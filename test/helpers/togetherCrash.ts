@@ -4,7 +4,7 @@
  * that write ends (nothing flushed, no close), as a node killed in the middle of a synced range.
  */
 import { LmdbStore } from "../../src/storage/index.ts";
-import { openChain, produce, transfer } from "./smallChain.ts";
+import { type Move, openChain, produce, transfer } from "./smallChain.ts";
 
 const dir = process.argv[2];
 if (dir === undefined) throw new Error("usage: togetherCrash.ts <dir>");
@@ -12,9 +12,15 @@ const store = new LmdbStore(dir);
 const chain = await openChain(store);
 const nonces = new Map<string, number>();
 await produce(chain, [transfer(nonces, [0, 1, 10])]);
-await chain.commitTogether(async () => {
-  await produce(chain, [transfer(nonces, [1, 2, 20])]);
-  await produce(chain, [transfer(nonces, [2, 3, 30])]);
-  process.stdout.write(`inside ${chain.head().header.number}\n`);
-  process.kill(process.pid, "SIGKILL");
+const moves: Move[] = [
+  [1, 2, 20],
+  [2, 3, 30],
+];
+await chain.commitTogether(moves, async (move) => {
+  await produce(chain, [transfer(nonces, move)]);
+  if (move === moves.at(-1)) {
+    process.stdout.write(`inside ${chain.head().header.number}\n`);
+    process.kill(process.pid, "SIGKILL");
+  }
+  return true;
 });

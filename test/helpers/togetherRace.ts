@@ -1,28 +1,41 @@
 /**
- * Child process of test/unit/storage/commitTogether.test.ts: on the LMDB store at argv[2], a
- * journal write is under way (lmdb-js's writer thread holds the write lock and waits for this
- * thread to run the transaction's callback) each time a commitTogether begins, as when a node takes
- * a submission while it syncs. Prints "done <blocks> <journaled>" if it never hangs.
+ * Child process of test/unit/storage/commitTogether.test.ts: on the LMDB store at argv[2], 300
+ * rounds of a journal write racing a commitTogether, as when a node takes a submission while it
+ * syncs. Prints "done <blocks> <journaled>" if it never hangs.
+ *
+ * - "underWay" (default): the journal write is under way (lmdb-js's writer thread holds the write
+ *   lock and waits for this thread to run the transaction's callback) as a commitTogether begins.
+ * - "during": the journal write is asked for inside the first of two steps, so the store ends its
+ *   write after that step, lets the journal write begin, and begins its next write at once.
  */
 import { LmdbStore } from "../../src/storage/index.ts";
 import { openChain, produce, transfer } from "./smallChain.ts";
 
 const ROUNDS = 300;
-const dir = process.argv[2];
-if (dir === undefined) throw new Error("usage: togetherRace.ts <dir>");
+const [dir, mode = "underWay"] = process.argv.slice(2);
+if (dir === undefined || (mode !== "underWay" && mode !== "during")) {
+  throw new Error("usage: togetherRace.ts <dir> [underWay|during]");
+}
 const store = new LmdbStore(dir);
 const chain = await openChain(store);
 const nonces = new Map<string, number>();
 const tag = new Map<string, number>();
+const journal = (round: number) =>
+  store.journal.savePending([{ seq: round, tx: transfer(tag, [round % 4, 4, 1]) }]);
 for (let round = 0; round < ROUNDS; round++) {
-  const journaled = store.savePending([{ seq: round, tx: transfer(tag, [round % 4, 4, 1]) }]);
-  await new Promise((resolve) => setTimeout(resolve, 0)); // the journal's transaction has begun
-  await chain.commitTogether(async () => {
-    // Sync's work waits for other things (signature checks, the next event-loop turn) meanwhile.
+  let journaled: Promise<void> | undefined;
+  if (mode === "underWay") {
+    journaled = journal(round);
+    await new Promise((resolve) => setTimeout(resolve, 0)); // the journal's transaction has begun
+  }
+  await chain.commitTogether(mode === "underWay" ? [1] : [1, 2], async (step) => {
+    if (mode === "during" && step === 1) journaled = journal(round);
+    // Sync's steps wait for other things (signature checks, the next event-loop turn) meanwhile.
     await new Promise((resolve) => setTimeout(resolve, 1));
     await produce(chain, [transfer(nonces, [0, 1, 1])]);
+    return true;
   });
   await journaled;
 }
-process.stdout.write(`done ${chain.head().header.number} ${store.loadPending().length}\n`);
+process.stdout.write(`done ${chain.head().header.number} ${store.journal.loadPending().length}\n`);
 await store.close();

@@ -683,8 +683,8 @@ describe("state properties", () => {
           try {
             const disk = new Chain(store, genesis);
             await disk.open();
-            await store.savePending(txs.map((tx, seq) => ({ seq, tx })));
-            const journaled = store.loadPending().map((record) => record.tx);
+            await store.journal.savePending(txs.map((tx, seq) => ({ seq, tx })));
+            const journaled = store.journal.loadPending().map((record) => record.tx);
             const a = await produce(memory, txs);
             const b = await produce(disk, txs);
             assert.equal(b.root, a.root, "the same state root");

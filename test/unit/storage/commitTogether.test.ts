@@ -5,23 +5,25 @@ import { describe, it } from "node:test";
 import { balanceOf } from "../../../src/chain/index.ts";
 import { LmdbStore } from "../../../src/storage/index.ts";
 import { groupsOf, TOGETHER_MAX_TXS } from "../../../src/sync/index.ts";
-import { ACCOUNTS, openChain, produce, transfer } from "../../helpers/smallChain.ts";
+import { ACCOUNTS, type Move, openChain, produce, transfer } from "../../helpers/smallChain.ts";
 import { withTempDir } from "../../helpers/tempDir.ts";
 
 /**
- * LmdbStore.commitTogether (sync's one write per fetched range): blocks committed inside it are
- * visible at once, durable together when it resolves, kept when the work fails after them, and
- * lost together when the process dies before it ends; journal writes wait until it is over.
+ * LmdbStore.commitTogether (sync's writes of a fetched range, one step per block): blocks
+ * committed by its steps are visible at once, durable together when it resolves, kept when a step
+ * fails after them, and lost together when the process dies before the write ends; journal
+ * writes wait for the write under way, which ends after the step under way when one waits.
  */
 
 const withDir = (run: (dir: string) => Promise<void>) => withTempDir("together", run);
 
-/** Runs test/helpers/`script` on the store at `dir` in a child process (killed after 60 s). */
-const runHelper = (script: string, dir: string) =>
-  spawnSync(process.execPath, ["--import", "tsx", join(import.meta.dirname, "../../helpers", script), dir], {
-    encoding: "utf8",
-    timeout: 60_000,
-  });
+/** Runs test/helpers/`script` with `args` on the store at `dir` in a child process (killed after 60 s). */
+const runHelper = (script: string, dir: string, ...args: string[]) =>
+  spawnSync(
+    process.execPath,
+    ["--import", "tsx", join(import.meta.dirname, "../../helpers", script), dir, ...args],
+    { encoding: "utf8", timeout: 60_000 },
+  );
 
 /** The store at `dir` reopened, as a restarted node sees it. */
 async function reopened(dir: string): Promise<{ head: number | undefined; balances: number[] }> {
@@ -38,37 +40,65 @@ async function reopened(dir: string): Promise<{ head: number | undefined; balanc
 }
 
 describe("LmdbStore.commitTogether", () => {
-  it("commits the blocks of its work in one write: readable inside, durable after", () =>
+  it("commits the blocks of its steps in one write: readable inside, durable after", () =>
     withDir(async (dir) => {
       const store = new LmdbStore(dir);
       const chain = await openChain(store);
       const nonces = new Map<string, number>();
-      const result = await chain.commitTogether(async () => {
-        await produce(chain, [transfer(nonces, [0, 1, 10])]);
-        await produce(chain, [transfer(nonces, [1, 2, 20])]);
-        // Inside: the chain and the store's readers see both blocks.
-        assert.equal(chain.head().header.number, 2);
-        assert.equal(store.getBlock(1)?.header.number, 1);
-        assert.equal(balanceOf(store, ACCOUNTS[2] as string), 1_020);
-        await produce(chain, [transfer(nonces, [2, 3, 30])]);
-        return "done";
+      const moves: Move[] = [
+        [0, 1, 10],
+        [1, 2, 20],
+        [2, 3, 30],
+      ];
+      const done = await chain.commitTogether(moves, async (move) => {
+        await produce(chain, [transfer(nonces, move)]);
+        if (move === moves[1]) {
+          // Inside: the chain and the store's readers see both blocks.
+          assert.equal(chain.head().header.number, 2);
+          assert.equal(store.getBlock(1)?.header.number, 1);
+          assert.equal(balanceOf(store, ACCOUNTS[2] as string), 1_020);
+        }
+        return true;
       });
-      assert.equal(result, "done");
+      assert.equal(done, 3);
       await produce(chain, [transfer(nonces, [3, 0, 5])]); // an ordinary commit after it
       await store.close();
       assert.deepEqual(await reopened(dir), { head: 4, balances: [995, 990, 990, 1_025] });
     }));
 
-  it("keeps the blocks committed before its work failed, and rejects with that failure", () =>
+  it("stops at a step that returns false, and keeps the blocks before it", () =>
     withDir(async (dir) => {
       const store = new LmdbStore(dir);
       const chain = await openChain(store);
       const nonces = new Map<string, number>();
+      const stepped: number[] = [];
+      const done = await chain.commitTogether([1, 2, 3], async (step) => {
+        stepped.push(step);
+        if (step === 2) return false; // as sync's step for a block the peer served wrong
+        await produce(chain, [transfer(nonces, [0, 1, 10])]);
+        return true;
+      });
+      assert.equal(done, 1);
+      assert.deepEqual(stepped, [1, 2]);
+      await store.close();
+      assert.deepEqual(await reopened(dir), { head: 1, balances: [990, 1_010, 1_000, 1_000] });
+    }));
+
+  it("keeps the blocks committed before a step failed, and rejects with that failure", () =>
+    withDir(async (dir) => {
+      const store = new LmdbStore(dir);
+      const chain = await openChain(store);
+      const nonces = new Map<string, number>();
+      const moves: Move[] = [
+        [0, 1, 10],
+        [1, 2, 20],
+        [2, 3, 30],
+      ];
       await assert.rejects(
-        chain.commitTogether(async () => {
-          await produce(chain, [transfer(nonces, [0, 1, 10])]);
-          await produce(chain, [transfer(nonces, [1, 2, 20])]);
-          throw new Error("peer served an invalid block");
+        chain.commitTogether(moves, async (move) => {
+          if (move === moves[2]) throw new Error("peer served an invalid block");
+          await produce(chain, [transfer(nonces, move)]);
+          return true;
         }),
         /invalid block/,
       );
@@ -89,14 +119,22 @@ describe("LmdbStore.commitTogether", () => {
 
   it("begins after the journal's write under way, instead of hanging on its lock (a submission while syncing)", () =>
     withDir(async (dir) => {
-      const child = runHelper("togetherRace.ts", dir);
+      const child = runHelper("togetherRace.ts", dir, "underWay");
       // Before the fix the child hung within its first rounds (3 runs in 4), its event loop blocked for good.
       assert.equal(child.signal, null, `the child was killed: it hung (${child.stderr})`);
       assert.equal(child.status, 0, child.stderr);
       assert.equal(child.stdout.trim(), "done 300 300");
     }));
 
-  it("makes journal writes wait until it is over (inside they would be acknowledged before durable)", () =>
+  it("ends its write for a journal write that arrives during it and begins the next, without hanging", () =>
+    withDir(async (dir) => {
+      const child = runHelper("togetherRace.ts", dir, "during");
+      assert.equal(child.signal, null, `the child was killed: it hung (${child.stderr})`);
+      assert.equal(child.status, 0, child.stderr);
+      assert.equal(child.stdout.trim(), "done 600 300");
+    }));
+
+  it("makes journal writes wait until its write is over (inside they would be acknowledged before durable)", () =>
     withDir(async (dir) => {
       const store = new LmdbStore(dir);
       const chain = await openChain(store);
@@ -104,24 +142,51 @@ describe("LmdbStore.commitTogether", () => {
       const events: string[] = [];
       const tx = transfer(nonces, [0, 1, 1]);
       let journaled: Promise<void> | undefined;
-      await chain.commitTogether(async (othersWaiting) => {
+      await chain.commitTogether([1], async () => {
         await produce(chain, [transfer(nonces, [1, 2, 2])]);
-        assert.equal(othersWaiting(), false);
-        journaled = store.savePending([{ seq: 0, tx }]).then(() => {
+        assert.equal(store.journal.writeWaiting(), false);
+        journaled = store.journal.savePending([{ seq: 0, tx }]).then(() => {
           events.push("journaled");
         });
         await new Promise((resolve) => setTimeout(resolve, 20));
-        assert.equal(othersWaiting(), true, "the work is told that a journal write waits for it");
-        events.push("work done");
+        assert.equal(store.journal.writeWaiting(), true, "the journal write waits for the range's write");
+        events.push("step done");
+        return true;
       });
       events.push("together over");
       await journaled;
-      assert.deepEqual(events, ["work done", "together over", "journaled"]);
+      assert.deepEqual(events, ["step done", "together over", "journaled"]);
       assert.deepEqual(
-        store.loadPending().map((r) => r.tx.hash),
+        store.journal.loadPending().map((r) => r.tx.hash),
         [tx.hash],
       );
       await store.close();
+    }));
+
+  it("ends its write after the step under way when a journal write waits, and goes on in a new one", () =>
+    withDir(async (dir) => {
+      const store = new LmdbStore(dir);
+      const chain = await openChain(store);
+      const nonces = new Map<string, number>();
+      const tx = transfer(nonces, [7, 6, 1]);
+      const stepped: number[] = [];
+      const sawJournaled: boolean[] = [];
+      let journaled: Promise<void> | undefined;
+      const done = await chain.commitTogether([1, 2, 3, 4, 5], async (step) => {
+        stepped.push(step);
+        // Reads inside a write see what committed before it began.
+        sawJournaled.push(store.journal.loadPending().some((r) => r.tx.hash === tx.hash));
+        await produce(chain, [transfer(nonces, [0, 1, 1])]);
+        if (step === 2) journaled = store.journal.savePending([{ seq: 0, tx }]); // a submission arrives
+        return true;
+      });
+      await journaled;
+      assert.equal(done, 5);
+      assert.deepEqual(stepped, [1, 2, 3, 4, 5], "every step runs once, in order");
+      // Block 3's write began after the journal's had committed: the range's write ended after block 2.
+      assert.deepEqual(sawJournaled, [false, false, true, true, true]);
+      await store.close();
+      assert.deepEqual((await reopened(dir)).head, 5);
     }));
 });
 

@@ -1,13 +1,19 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { open } from "lmdb";
-import { DATABASES, LmdbStore, type PoolRecord, SCHEMA_VERSION } from "../../../src/storage/index.ts";
+import {
+  DATABASES,
+  LmdbPoolJournal,
+  LmdbStore,
+  type PoolRecord,
+  SCHEMA_VERSION,
+} from "../../../src/storage/index.ts";
 import { openChain, produce, transfer } from "../../helpers/smallChain.ts";
 import { withTempDir } from "../../helpers/tempDir.ts";
 
 /**
- * The pool journal in LMDB, keyed by arrival seq (appended, read back in arrival order), with
- * the store's hash → seq index: entries leave it when their block commits or the pool drops
+ * The pool journal in LMDB (LmdbPoolJournal, the store's `journal`), keyed by arrival seq
+ * (appended, read back in arrival order), with its hash → seq index: entries leave it when their block commits or the pool drops
  * them, a block that commits a transaction before its journal write lands keeps it out, and a
  * schema-3 directory (journal keyed by hash) is migrated when opened.
  */
@@ -22,31 +28,31 @@ async function openStoreChain(dir: string) {
 
 const hashesOf = (records: readonly PoolRecord[]) => records.map((r) => r.tx.hash);
 
-describe("LmdbStore pool journal", () => {
+describe("LmdbPoolJournal (the store's pool journal)", () => {
   it("reads entries back in seq order, whatever order they were written in, after a reopen", () =>
     withDir(async (dir) => {
       const nonces = new Map<string, number>();
       const txs = [0, 1, 2, 3].map((i) => transfer(nonces, [i, i + 1, 1]));
       const store = new LmdbStore(dir);
-      await store.savePending([
+      await store.journal.savePending([
         { seq: 7, tx: txs[0] as PoolRecord["tx"] },
         { seq: 2, tx: txs[1] as PoolRecord["tx"] },
       ]);
-      await store.savePending([{ seq: 300_000_000_000, tx: txs[2] as PoolRecord["tx"] }]);
-      await store.savePending([{ seq: 5, tx: txs[3] as PoolRecord["tx"] }]);
+      await store.journal.savePending([{ seq: 300_000_000_000, tx: txs[2] as PoolRecord["tx"] }]);
+      await store.journal.savePending([{ seq: 5, tx: txs[3] as PoolRecord["tx"] }]);
       await store.close();
 
       const reopened = new LmdbStore(dir);
-      const records = reopened.loadPending();
+      const records = reopened.journal.loadPending();
       assert.deepEqual(
         records.map((r) => r.seq),
         [2, 5, 7, 300_000_000_000],
       );
       assert.deepEqual(records[0]?.tx, txs[1], "the transaction comes back whole");
       // The index is rebuilt by loadPending: removals by hash work after a restart.
-      await reopened.removePending([txs[0]?.hash as string, "0xnot-journaled"]);
+      await reopened.journal.removePending([txs[0]?.hash as string, "0xnot-journaled"]);
       assert.deepEqual(
-        hashesOf(reopened.loadPending()),
+        hashesOf(reopened.journal.loadPending()),
         [txs[1], txs[3], txs[2]].map((t) => t?.hash),
       );
       await reopened.close();
@@ -60,13 +66,26 @@ describe("LmdbStore pool journal", () => {
         transfer(nonces, [1, 2, 5]),
         transfer(nonces, [2, 3, 5]),
       ];
-      await store.savePending([a, b, c].map((tx, seq) => ({ seq, tx })));
+      await store.journal.savePending([a, b, c].map((tx, seq) => ({ seq, tx })));
       await produce(chain, [a, c]);
-      assert.deepEqual(hashesOf(store.loadPending()), [b.hash]);
+      assert.deepEqual(hashesOf(store.journal.loadPending()), [b.hash]);
       await store.close();
       const reopened = new LmdbStore(dir);
-      assert.deepEqual(hashesOf(reopened.loadPending()), [b.hash]);
+      assert.deepEqual(hashesOf(reopened.journal.loadPending()), [b.hash]);
       await reopened.close();
+    }));
+
+  it("removes exactly the entries the block write names in journalRemovals", () =>
+    withDir(async (dir) => {
+      const { store, chain, nonces } = await openStoreChain(dir);
+      const [a, b] = [transfer(nonces, [0, 1, 5]), transfer(nonces, [1, 2, 5])];
+      await store.journal.savePending([a, b].map((tx, seq) => ({ seq, tx })));
+      // The store reads the field, not the block's transactions: name b while committing a.
+      const commitBlock = store.commitBlock.bind(store);
+      store.commitBlock = (write) => commitBlock({ ...write, journalRemovals: [b.hash] });
+      await produce(chain, [a]);
+      assert.deepEqual(hashesOf(store.journal.loadPending()), [a.hash]);
+      await store.close();
     }));
 
   it("does not write back an entry whose block committed before its journal write ran", () =>
@@ -75,13 +94,13 @@ describe("LmdbStore pool journal", () => {
       const tx = transfer(nonces, [0, 1, 5]);
       const other = transfer(nonces, [3, 4, 5]);
       // savePending's write runs in a later turn; the block commits (synchronously) before it.
-      const journaled = store.savePending([
+      const journaled = store.journal.savePending([
         { seq: 0, tx },
         { seq: 1, tx: other },
       ]);
       await produce(chain, [tx]);
       await journaled;
-      assert.deepEqual(hashesOf(store.loadPending()), [other.hash]);
+      assert.deepEqual(hashesOf(store.journal.loadPending()), [other.hash]);
       await store.close();
     }));
 
@@ -89,17 +108,37 @@ describe("LmdbStore pool journal", () => {
     withDir(async (dir) => {
       const { store, chain, nonces } = await openStoreChain(dir);
       const tx = transfer(nonces, [0, 1, 5]);
-      await store.savePending([{ seq: 0, tx }]);
-      await chain.commitTogether(async () => {
-        await produce(chain, [tx]);
+      await store.journal.savePending([{ seq: 0, tx }]);
+      await chain.commitTogether([tx], async (committed) => {
+        await produce(chain, [committed]);
         // Inside the range's write the entry is gone for readers of this thread too.
-        assert.deepEqual(store.loadPending(), []);
+        assert.deepEqual(store.journal.loadPending(), []);
+        return true;
       });
-      assert.deepEqual(store.loadPending(), []);
+      assert.deepEqual(store.journal.loadPending(), []);
       await store.close();
       const reopened = new LmdbStore(dir);
-      assert.deepEqual(reopened.loadPending(), []);
+      assert.deepEqual(reopened.journal.loadPending(), []);
       await reopened.close();
+    }));
+
+  it("keeps an entry indexed when the transaction that removed it fails (index and table agree)", () =>
+    withDir(async (dir) => {
+      const root = open({ path: dir, compression: false });
+      const journal = new LmdbPoolJournal(root, root.openDB({ name: DATABASES.journal }));
+      const tx = transfer(new Map(), [0, 1, 1]);
+      await journal.savePending([{ seq: 0, tx }]);
+      assert.throws(() =>
+        root.transactionSync(() => {
+          assert.deepEqual(journal.removeInTransaction([tx.hash, "0xnot-journaled"]), [tx.hash]);
+          throw new Error("the block's write failed");
+        }),
+      );
+      assert.deepEqual(hashesOf(journal.loadPending()), [tx.hash], "the entry is still in the table");
+      // Still in the index too: a removal by hash finds it (forget was never called).
+      await journal.removePending([tx.hash]);
+      assert.deepEqual(journal.loadPending(), []);
+      await root.close();
     }));
 
   it("migrates a schema-3 journal (keyed by hash) into the seq-keyed one when opened", () =>
@@ -120,7 +159,7 @@ describe("LmdbStore pool journal", () => {
       await old.close();
 
       const store = new LmdbStore(dir);
-      const records = store.loadPending();
+      const records = store.journal.loadPending();
       assert.deepEqual(
         records.map((r) => [r.seq, r.tx.hash]),
         [
@@ -129,7 +168,7 @@ describe("LmdbStore pool journal", () => {
           [40, txs[0]?.hash],
         ],
       );
-      await store.removePending([txs[2]?.hash as string]);
+      await store.journal.removePending([txs[2]?.hash as string]);
       await store.close();
 
       const raw = open({ path: dir, compression: false });
@@ -140,7 +179,7 @@ describe("LmdbStore pool journal", () => {
       assert.equal(raw.openDB({ name: DATABASES.legacyPool }).getCount(), 0, "the old table is dropped");
       await raw.close();
       const reopened = new LmdbStore(dir);
-      assert.deepEqual(hashesOf(reopened.loadPending()), [txs[1]?.hash, txs[0]?.hash]);
+      assert.deepEqual(hashesOf(reopened.journal.loadPending()), [txs[1]?.hash, txs[0]?.hash]);
       await reopened.close();
     }));
 

@@ -14,7 +14,9 @@ import {
   type SyncOptions,
   serveBlocks,
 } from "../../../src/sync/index.ts";
+import { LmdbStore } from "../../../src/storage/index.ts";
 import { MemoryStore } from "../../helpers/memoryStore.ts";
+import { withTempDir } from "../../helpers/tempDir.ts";
 import { SIM_CHAIN_ID, SimNetwork } from "../../helpers/consensusNet.ts";
 
 /** Peers backed by the stores of simulated validators; `corrupt` rewrites what one serves. */
@@ -50,6 +52,7 @@ function syncOf(chain: Chain, source: BlockSource, extra: Partial<SyncOptions> =
     maxTxBytes: 100 * 1024,
     batch: 5,
     exclusive: (task) => task(),
+    pool: { removeCommitted: () => undefined },
     log: () => undefined,
     ...extra,
   });
@@ -170,35 +173,97 @@ describe("BlockSync", () => {
     );
   });
 
-  it("ends a range's write after the block it applies when a journal write waits, and goes on in the next", async () => {
-    const { chain } = await freshChain(net);
-    const writes: number[][] = [];
-    let waiting = false;
-    const commitTogether = chain.commitTogether.bind(chain);
-    chain.commitTogether = (work) =>
-      commitTogether(async () => {
-        writes.push([]);
-        return work(() => waiting);
-      });
+  it("tells the pool of each synced block's transactions after the block commits, before onBlock", async () => {
+    const { chain, store } = await freshChain(net);
+    const events: string[] = [];
+    const removed: string[] = [];
     const sync = syncOf(chain, sourceOf(net), {
-      onBlock: (block) => {
-        writes.at(-1)?.push(block.header.number);
-        waiting = block.header.number === 2; // a submission arrives while block 2 is applied
+      pool: {
+        removeCommitted: (hashes) => {
+          assert.ok(
+            hashes.every((hash) => store.getConfirmedTx(hash) !== undefined),
+            "committed first",
+          );
+          removed.push(...hashes);
+          events.push(`pool ${chain.head().header.number}`);
+        },
       },
+      onBlock: (block) => events.push(`block ${block.header.number}`),
     });
     await sync.trigger();
     const head = chain.head().header.number;
+    const txs = Array.from({ length: head }, (_, i) => store.getBlock(i + 1)?.tx_hashes ?? []).flat();
+    assert.ok(txs.length >= 30, `the synced blocks hold the transfers (${txs.length})`);
+    assert.deepEqual(removed, txs);
+    assert.deepEqual(events.slice(0, 4), ["pool 1", "block 1", "pool 2", "block 2"]);
+  });
+
+  it("hands each range to commitTogether with one step per block, so the store can end a write between two", async () => {
+    const { chain } = await freshChain(net);
+    const calls: number[][] = [];
+    const commitTogether = chain.commitTogether.bind(chain);
+    chain.commitTogether = (items, step) => {
+      const numbers: number[] = [];
+      calls.push(numbers);
+      return commitTogether(items, async (item) => {
+        const before = chain.head().header.number;
+        const goOn = await step(item);
+        assert.equal(chain.head().header.number, before + 1, "a step applies one block");
+        numbers.push(chain.head().header.number);
+        return goOn;
+      });
+    };
+    await syncOf(chain, sourceOf(net)).trigger();
+    const head = chain.head().header.number;
     assert.ok(head >= Math.max(...net.heads()) - 1, `reached ${head}`);
-    // Ranges of 5: blocks 1-2, then the rest of the range once the journal had its turn.
-    assert.deepEqual(writes.slice(0, 2), [
-      [1, 2],
-      [3, 4, 5],
-    ]);
+    // Ranges of 5 (few transactions: one group each), each block applied once.
+    assert.deepEqual(calls[0], [1, 2, 3, 4, 5]);
     assert.deepEqual(
-      writes.flat(),
+      calls.flat(),
       Array.from({ length: head }, (_, i) => i + 1),
     );
   });
+
+  it("on LMDB, a journal write that arrives while a range is applied is durable before the range's end", () =>
+    withTempDir("sync-journal", async (dir) => {
+      const store = new LmdbStore(dir);
+      try {
+        const chain = new Chain(store, net.genesis);
+        await chain.open();
+        const events: string[] = [];
+        const tx = transfers(net, 1)[0] as Tx;
+        let journaled: Promise<void> | undefined;
+        const sync = syncOf(chain, sourceOf(net), {
+          onBlock: (block) => {
+            events.push(`commit ${block.header.number}`);
+            // A submission arrives while block 2 of the range 1-5 is applied.
+            if (block.header.number === 2) {
+              journaled = store.journal.savePending([{ seq: 0, tx }]).then(() => {
+                events.push("journaled");
+              });
+            }
+          },
+        });
+        await sync.trigger();
+        await journaled;
+        const head = chain.head().header.number;
+        assert.ok(head >= Math.max(...net.heads()) - 1, `reached ${head}`);
+        // Held for the whole range's write, it would come after block 5.
+        const at = events.indexOf("journaled");
+        assert.ok(at > events.indexOf("commit 2") && at < events.indexOf("commit 5"), events.join(", "));
+        assert.deepEqual(
+          events.filter((e) => e !== "journaled"),
+          Array.from({ length: head }, (_, i) => `commit ${i + 1}`),
+          "every block applied once, in order",
+        );
+        assert.deepEqual(
+          store.journal.loadPending().map((r) => r.tx.hash),
+          [tx.hash],
+        );
+      } finally {
+        await store.close();
+      }
+    }));
 
   it("asks for the rest of a range cut short before it applies the part it got", async () => {
     const { chain } = await freshChain(net);

@@ -93,7 +93,7 @@ class RecordingJournal implements PoolJournal {
     for (const hash of hashes) this.records.delete(hash);
   }
 
-  /** As LmdbStore.loadPending: keyed by hash, then sorted by seq. */
+  /** As LmdbPoolJournal.loadPending: keyed by hash, then sorted by seq. */
   load(): { seq: number; tx: Tx }[] {
     return [...this.records.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))

@@ -32,7 +32,7 @@ import { Admission, type TxPoolOptions } from "../../../src/txpool/index.ts";
 
 /**
  * A model-based test of the transaction pool and its admission (DESIGN.md §3, §9), on the node's
- * own parts: a Chain on an LmdbStore in a temporary directory, the store as the pool journal, and
+ * own parts: a Chain on an LmdbStore in a temporary directory, the store's pool journal, and
  * restarts that reopen the store and rebuild the pool from the journal as ChainNode.start does.
  * The model is a list of pending transactions in arrival order plus each account's committed
  * nonce, balance and stake; every command predicts admission's answer from it (DESIGN §3's order
@@ -178,8 +178,8 @@ class NodePool {
 
 /**
  * The start sequence of ChainNode.start (src/node/node.ts): LMDB, Chain.open, an Admission whose
- * chain view is the store, whose journal is the store and whose signature checks run on worker
- * threads (SignatureWorkers, the node's default), then restore(store.loadPending()).
+ * chain view is the store, whose journal is the store's and whose signature checks run on worker
+ * threads (SignatureWorkers, the node's default), then restore(store.journal.loadPending()).
  */
 async function openLikeNode(path: string, clock: Clock, verifier: SignatureVerifier) {
   const store = new LmdbStore(path);
@@ -187,12 +187,12 @@ async function openLikeNode(path: string, clock: Clock, verifier: SignatureVerif
   await chain.open();
   const admission = new Admission(
     { state: () => store, isCommitted: (hash) => store.getConfirmedTx(hash) !== undefined },
-    store,
+    store.journal,
     { ...POOL_OPTIONS, chainId: GENESIS.chain_id, maxTxBytes: GENESIS.consensus.max_tx_bytes },
     () => clock.now,
     verifier,
   );
-  const restored = await admission.restore(store.loadPending());
+  const restored = await admission.restore(store.journal.loadPending());
   return { store, chain, admission, restored };
 }
 
@@ -413,7 +413,7 @@ function checkInvariants(model: Model, real: NodePool, after: string): void {
   );
   assert.equal(pool.size, hashes.length, `after ${after}: pool size`);
   assert.deepEqual(
-    real.store.loadPending().map((record) => record.tx.hash),
+    real.store.journal.loadPending().map((record) => record.tx.hash),
     hashes,
     `after ${after}: the journal holds exactly the pool, in arrival order`,
   );
