@@ -7,7 +7,7 @@ import {
   type ProposedBlock,
 } from "./blockCheck.ts";
 import { executeTx } from "./execute.ts";
-import { failpoint } from "./failpoint.ts";
+import { failpoint } from "../faults/index.ts";
 import { Listeners } from "./listeners.ts";
 import { type Genesis, genesisHeader, genesisLeaves, genesisValidators } from "./genesis.ts";
 import { type StateChanges, StateOverlay, type StateReader } from "./state.ts";

@@ -26,14 +26,6 @@ export {
   TxRejectedError,
 } from "./errors.ts";
 export { executeTx } from "./execute.ts";
-export {
-  FAILPOINT_ENV,
-  FAILPOINTS,
-  type FailpointName,
-  type FailpointPath,
-  failpoint,
-  parseFailpoint,
-} from "./failpoint.ts";
 export { type Genesis, GenesisSchema, genesisLeaves, genesisValidators, parseGenesis } from "./genesis.ts";
 export { Listeners } from "./listeners.ts";
 export { type ClassifiedOperation, classifyOperation } from "./operation.ts";

@@ -7,6 +7,7 @@ import {
   type NodeConfig,
   type NodeOptions,
   type ResolvedConfig,
+  readTestFaults,
   resolveConfig,
   type Setting,
   settingId,
@@ -88,13 +89,18 @@ function flagsToConfig(flags: CommonFlags): NodeConfig {
 const flagName = (setting: Setting): string =>
   FLAG_SETTINGS.find((f) => f.id === settingId(setting))?.name ?? "flags";
 
-/** Defaults, then the home's config.toml, then CHAIN_NODE_* variables, then flags; with sources. */
+/**
+ * Defaults, then the home's config.toml, then CHAIN_NODE_* variables, then flags; with sources.
+ * Test faults come from their own CHAIN_NODE_TEST_* variables, never from the settings' layers.
+ */
 export function resolveConfigOf(flags: CommonFlags): ResolvedConfig {
-  return resolveConfig(defaultNodeOptions(flags.home), [
+  const resolved = resolveConfig(defaultNodeOptions(flags.home), [
     fileLayer(flags.home),
     envLayer(process.env),
     flagLayer(flagsToConfig(flags), flagName),
   ]);
+  resolved.options.faults = readTestFaults(process.env);
+  return resolved;
 }
 
 /** The options a node started with these flags runs with. */

@@ -1,7 +1,6 @@
 import {
   type Commit,
   type ExecutedBlock,
-  failpoint,
   hashHeader,
   InvalidBlockError,
   type ProposedBlock,
@@ -10,6 +9,7 @@ import {
   type Validator,
   verifyCommit,
 } from "../chain/index.ts";
+import { failpoint } from "../faults/index.ts";
 import { performance } from "node:perf_hooks";
 import { BuildBudget } from "./buildBudget.ts";
 import type { ConsensusHost, ConsensusMessage } from "./host.ts";

@@ -8,7 +8,7 @@ import {
   renameSync,
   writeSync,
 } from "node:fs";
-import { failpoint } from "../chain/index.ts";
+import { failpoint } from "../faults/index.ts";
 import { canonicalJson, privateKeyToAddress } from "../crypto/index.ts";
 import { type ProposalBody, type SignedProposal, signBody, type VoteBody } from "./messages.ts";
 

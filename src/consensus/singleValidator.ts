@@ -1,7 +1,6 @@
 import {
   type Commit,
   type ExecutedBlock,
-  failpoint,
   precommitVote,
   type StoredBlock,
   signVote,
@@ -9,6 +8,7 @@ import {
   type Validator,
   verifyCommit,
 } from "../chain/index.ts";
+import { failpoint } from "../faults/index.ts";
 
 /** What block production needs from the chain core. */
 export interface ProducerChain {

@@ -1,4 +1,5 @@
-import { type Commit, failpoint, hashHeader } from "../chain/index.ts";
+import { type Commit, hashHeader } from "../chain/index.ts";
+import { failpoint } from "../faults/index.ts";
 import type { ConsensusHost, ConsensusMessage, ConsensusTimeouts } from "./host.ts";
 import {
   type ProposalBody,

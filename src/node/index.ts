@@ -16,6 +16,8 @@ export {
   type ValueSource,
 } from "./config.ts";
 export { configJson, effectiveConfig, renderConfigToml } from "./configShow.ts";
+// Test-only knobs (CHAIN_NODE_TEST_*), read at the process's edge and carried in NodeOptions.faults.
+export { readTestFaults, TEST_FAULT_VARIABLES, type TestFaults } from "../faults/index.ts";
 export { DEV_MNEMONIC, devAccounts, devGenesis, prepareDevHome } from "./devChain.ts";
 export { homePaths, type KeyFile, loadGenesis, loadKey, saveGenesis, saveKey } from "./home.ts";
 export {
@@ -25,7 +27,7 @@ export {
   type KeyInfo,
   KeyringError,
   type KeyringErrorCode,
-  keystoreScryptFromEnv,
+  keystoreScryptFor,
   listKeys,
   loadValidatorKey,
   nextFreeKeyName,

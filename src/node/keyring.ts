@@ -194,17 +194,16 @@ export function randomPrivateKey(): Uint8Array {
 }
 
 /**
- * The scrypt cost for new keystores. CHAIN_NODE_KEYSTORE_SCRYPT_N lowers it for tests only
- * (docs/keys.md): a cheap keystore is as cheap to brute-force.
+ * The scrypt cost for new keystores: the standard one unless a test lowers `n`
+ * (CHAIN_NODE_TEST_KEYSTORE_SCRYPT_N, src/faults; docs/keys.md): a cheap keystore is as cheap to
+ * brute-force.
  */
-export function keystoreScryptFromEnv(env: Readonly<Record<string, string | undefined>>): ScryptParams {
-  const raw = env.CHAIN_NODE_KEYSTORE_SCRYPT_N;
-  if (raw === undefined || raw === "") return STANDARD_SCRYPT;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 2 || n > STANDARD_SCRYPT.n || (n & (n - 1)) !== 0) {
-    throw new Error(`CHAIN_NODE_KEYSTORE_SCRYPT_N must be a power of two from 2 to ${STANDARD_SCRYPT.n}`);
+export function keystoreScryptFor(testN: number | undefined): ScryptParams {
+  if (testN === undefined) return STANDARD_SCRYPT;
+  if (testN > STANDARD_SCRYPT.n) {
+    throw new Error(`the test keystore cost n=${testN} is above the standard ${STANDARD_SCRYPT.n}`);
   }
-  return { ...STANDARD_SCRYPT, n };
+  return { ...STANDARD_SCRYPT, n: testN };
 }
 
 type KeyFileContent =

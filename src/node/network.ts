@@ -79,7 +79,7 @@ export interface NetworkParts {
   nodeKey: Uint8Array;
   /** Signature checks off the event loop (worker threads), for sync; undefined: on the loop. */
   verifier: SignatureVerifier | undefined;
-  /** The clock consensus reads (Date.now unless a test skews it: node/clock.ts). */
+  /** The clock consensus reads (Date.now unless a test skews it: CHAIN_NODE_TEST_CLOCK_SKEW_MS). */
   now?: () => number;
   log: Logger;
 }
@@ -97,7 +97,7 @@ export class NetworkServices {
   private readonly progress: SyncProgress;
   /** Test-only partition (node/partition.ts): allows every peer unless the partition file cuts some off. */
   private readonly partition = new PartitionFilter();
-  /** Stops the partition file watcher; a no-op unless CHAIN_NODE_PARTITION_FILE is set. */
+  /** Stops the partition file watcher; a no-op unless CHAIN_NODE_TEST_PARTITION_FILE is set. */
   private stopPartition: () => void = () => undefined;
   /** Admitted from RPC clients this turn, gossiped at its end (see announce). */
   private announcing: SignedTxInput[] = [];
@@ -216,7 +216,11 @@ export class NetworkServices {
       services.signer?.close();
       throw error;
     }
-    services.stopPartition = watchPartitionFile((ids) => services.partition.cutOff(ids), services.log);
+    services.stopPartition = watchPartitionFile(
+      parts.options.faults.partitionFile,
+      (ids) => services.partition.cutOff(ids),
+      services.log,
+    );
     services.engine.start();
     return services;
   }

@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import { armFailpoint, skewedClock } from "../faults/index.ts";
 import { balanceOf, Chain, type Genesis, nonceOf, type SignedTxInput, stakeOf } from "../chain/index.ts";
 import { SingleValidatorProducer, type ValidatorKey } from "../consensus/index.ts";
 import { isAddress, toChecksumAddress } from "../crypto/index.ts";
@@ -12,7 +13,6 @@ import {
 } from "../rpc/index.ts";
 import { LmdbStore } from "../storage/index.ts";
 import { Admission, PendingPool } from "../txpool/index.ts";
-import { nodeClock } from "./clock.ts";
 import { SignatureWorkers } from "./signatureWorkers.ts";
 import type { NodeOptions } from "./options.ts";
 import { homePaths } from "./home.ts";
@@ -115,6 +115,8 @@ export class ChainNode {
     mode: NodeMode,
     log: Logger,
   ): Promise<ChainNode> {
+    // Before anything durable happens: a test may kill the node at the genesis commit.
+    armFailpoint(options.faults.failpoint);
     const paths = homePaths(options.home);
     mkdirSync(paths.data, { recursive: true });
     const store = new LmdbStore(paths.data);
@@ -125,8 +127,8 @@ export class ChainNode {
       const chain = new Chain(store, genesis);
       await chain.open();
 
-      // Real time unless a test skews it (CHAIN_NODE_CLOCK_SKEW_MS, see clock.ts).
-      const clock = nodeClock();
+      // Real time unless a test skews it (CHAIN_NODE_TEST_CLOCK_SKEW_MS, src/faults).
+      const clock = skewedClock(options.faults.clockSkewMs);
       verifier = await startVerifier(options.verifyThreads, log);
       const admission = new Admission(
         { state: () => store, isCommitted: (hash) => store.getConfirmedTx(hash) !== undefined },

@@ -1,5 +1,7 @@
 import { availableParallelism, hostname } from "node:os";
 import type { ConsensusTimeouts } from "../consensus/index.ts";
+import { NO_TEST_FAULTS, type TestFaults } from "../faults/index.ts";
+import { defaultP2POptions } from "../p2p/index.ts";
 import { defaultRpcServerOptions, type RpcServerOptions } from "../rpc/index.ts";
 import { defaultTxPoolOptions } from "../txpool/index.ts";
 
@@ -23,6 +25,8 @@ export interface NodeOptions {
   p2p: P2PSettings;
   /** Round timeouts; the block time (commitMs) comes from genesis unless overridden. */
   consensus: Omit<ConsensusTimeouts, "commitMs">;
+  /** Test-only faults (CHAIN_NODE_TEST_* variables, src/faults); none unless a test sets them. */
+  faults: TestFaults;
 }
 
 export interface P2PSettings {
@@ -37,13 +41,15 @@ export interface P2PSettings {
   syncBatch: number;
 }
 
+/** p2p's own defaults (p2p/options.ts), and the port and sync batch the node adds. */
 export const defaultP2PSettings: P2PSettings = {
-  host: "127.0.0.1",
+  host: defaultP2POptions.host,
   port: 26656,
   bootstrap: [],
-  maxPeers: 50,
-  maxMessageBytes: 10 * 1024 * 1024,
-  syncBatch: 100,
+  maxPeers: defaultP2POptions.maxPeers,
+  maxMessageBytes: defaultP2POptions.maxMessageBytes,
+  // One sync request asks for as many blocks as a peer serves in one answer.
+  syncBatch: defaultP2POptions.maxBlocksPerRequest,
 };
 
 /** CometBFT's defaults, scaled to blocks of about a second. */
@@ -69,5 +75,6 @@ export function defaultNodeOptions(home: string): NodeOptions {
     location: "",
     p2p: { ...defaultP2PSettings, bootstrap: [] },
     consensus: { ...defaultConsensusTimeouts },
+    faults: NO_TEST_FAULTS,
   };
 }

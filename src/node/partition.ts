@@ -3,14 +3,13 @@ import type { PeerFilter } from "../p2p/index.ts";
 import type { Logger } from "./logger.ts";
 
 /**
- * Test-only network partitions without root: `CHAIN_NODE_PARTITION_FILE=<path>` makes the node poll
+ * Test-only network partitions without root: `CHAIN_NODE_TEST_PARTITION_FILE=<path>` (src/faults) makes the node poll
  * that file every 200 ms. It holds a JSON array of libp2p peer ids this node must not talk to
  * (absent or empty: no partition); each change is handed to `apply`, which the node points at a
  * `PartitionFilter` given to p2p as its `peerFilter` (p2p then closes their connections, refuses
  * dials both ways and drops their gossip). Used by test/e2e/networkFaults.test.ts to split a
  * testnet 2/2 and 1/3 and heal it; operators leave it unset (docs/configuration.md, "Testing knobs").
  */
-export const PARTITION_FILE_VARIABLE = "CHAIN_NODE_PARTITION_FILE";
 const POLL_MS = 200;
 
 /** The peer ids in the file's text; an unreadable or malformed file counts as no partition. */
@@ -46,13 +45,12 @@ export class PartitionFilter implements PeerFilter {
   }
 }
 
-/** Starts polling when the variable is set; returns the stop function (a no-op otherwise). */
+/** Starts polling when a file is given; returns the stop function (a no-op otherwise). */
 export function watchPartitionFile(
+  path: string | undefined,
   apply: (peerIds: readonly string[]) => void,
   log: Logger,
-  env: NodeJS.ProcessEnv = process.env,
 ): () => void {
-  const path = env[PARTITION_FILE_VARIABLE];
   if (path === undefined || path === "") return () => undefined;
   log.warn({ path }, "test partition file watched: peers it lists are cut off");
   let last = "[]";

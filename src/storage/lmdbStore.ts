@@ -1,14 +1,14 @@
 import { type Database, open, type RootDatabase } from "lmdb";
-import {
-  type BlockWrite,
-  type ChainStore,
-  type ConfirmedTx,
-  failpoint,
-  type JsonValue,
-  type StoredBlock,
-  type Tx,
-  type Validator,
+import type {
+  BlockWrite,
+  ChainStore,
+  ConfirmedTx,
+  JsonValue,
+  StoredBlock,
+  Tx,
+  Validator,
 } from "../chain/index.ts";
+import { failpoint } from "../faults/index.ts";
 import { LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
 import { DATABASES, SCHEMA_VERSION } from "./schema.ts";
 

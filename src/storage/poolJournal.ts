@@ -1,5 +1,6 @@
 import type { Database, RootDatabase } from "lmdb";
-import { failpoint, type Tx } from "../chain/index.ts";
+import type { Tx } from "../chain/index.ts";
+import { failpoint } from "../faults/index.ts";
 
 /** A journaled pool entry; `seq` restores arrival order after a restart. */
 export interface PoolRecord {

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it, type TestContext } from "node:test";
-import { FAILPOINT_ENV, FAILPOINTS, type FailpointName } from "../../src/chain/index.ts";
+import { FAILPOINTS, type FailpointName, TEST_FAULT_VARIABLES } from "../../src/faults/index.ts";
 import { readSigningLog, type SignedRecord } from "../../src/consensus/index.ts";
 import type { DerivedAccount } from "../../src/crypto/index.ts";
 import { devAccounts, loadGenesis } from "../../src/node/index.ts";
@@ -25,7 +25,7 @@ import { waitFor } from "../helpers/testNode.ts";
 import { Testnet } from "../helpers/testnet.ts";
 
 /**
- * Every failpoint of src/chain/failpoint.ts, in real processes: the node is killed (SIGKILL, from
+ * Every failpoint of src/faults/failpoints.ts, in real processes: the node is killed (SIGKILL, from
  * inside) at that exact step, restarted without the failpoint on the same home, and checked.
  * Block commit and pool journal points run on two `chain-node dev` homes side by side, each point
  * in turn on its home; vote-signing points (used by network validators only) on a one-validator
@@ -97,7 +97,7 @@ async function runDevFailpoints(
     const seen = new Map<number, string>();
 
     // Block 0 itself: killed inside the write of genesis, before RPC serves.
-    node = await spawnCrashable(args(QUIET), port, { [FAILPOINT_ENV]: `${genesisPoint}:1` });
+    node = await spawnCrashable(args(QUIET), port, { [TEST_FAULT_VARIABLES.failpoint]: `${genesisPoint}:1` });
     assertKilledAt(
       node,
       await exitWithin(node, 20_000, `${genesisPoint} in the genesis write`),
@@ -114,7 +114,7 @@ async function runDevFailpoints(
     let checkedTxs = 0;
     for (const point of points) {
       const at = point.startsWith("journal.") ? JOURNAL_AT : COMMIT_AT;
-      node = await spawnCrashable(args(100), port, { [FAILPOINT_ENV]: `${point}:${at}` });
+      node = await spawnCrashable(args(100), port, { [TEST_FAULT_VARIABLES.failpoint]: `${point}:${at}` });
       const url = node.url;
       const stream = node.served
         ? new TransferStream(url, senders, recipient, acknowledged, point)
@@ -220,7 +220,12 @@ describe("failpoints (kill at every durable step, restart, check)", { concurrenc
         // Each a different step of a height: proposal (4), prevote (5), precommit (6), ... Reaching
         // the n-th signature after a restart also proves the node makes progress again.
         const at = 4 + i;
-        node = await spawnCrashable(args, port, { [FAILPOINT_ENV]: `${point}:${at}` }, 60_000);
+        node = await spawnCrashable(
+          args,
+          port,
+          { [TEST_FAULT_VARIABLES.failpoint]: `${point}:${at}` },
+          60_000,
+        );
         const watcher = node.served ? new BlockWatcher(node.url, seen) : undefined;
         const exit = await exitWithin(node, 30_000, `${point}:${at} (signatures after the restart)`);
         await watcher?.stop();

@@ -13,7 +13,7 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const PRIVATE_KEY = "0x7a28b5ba57c53603b0b07b56bba752f7784bf506fa95edc395f5cf6c7514fe9d";
 const ADDRESS = "0x008AeEda4D805471dF9b2A5B0f38A0C3bCBA786b";
 /** Test-only cheap scrypt (docs/keys.md), so each command takes milliseconds instead of seconds. */
-const LIGHT_SCRYPT = { CHAIN_NODE_KEYSTORE_SCRYPT_N: "1024" };
+const LIGHT_SCRYPT = { CHAIN_NODE_TEST_KEYSTORE_SCRYPT_N: "1024" };
 
 interface Run {
   status: number | null;

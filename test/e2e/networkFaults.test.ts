@@ -428,7 +428,7 @@ describe("peers serving corrupted blocks to a syncing full node (processes + raw
   });
 });
 
-describe("a validator whose clock is skewed (processes, CHAIN_NODE_CLOCK_SKEW_MS)", {
+describe("a validator whose clock is skewed (processes, CHAIN_NODE_TEST_CLOCK_SKEW_MS)", {
   timeout: 120_000,
 }, () => {
   let net: Testnet | undefined;
@@ -459,7 +459,7 @@ describe("a validator whose clock is skewed (processes, CHAIN_NODE_CLOCK_SKEW_MS
     assert.ok(skewed);
     await Promise.all([
       ...[0, 1, 2].map((i) => testnet.start(i)),
-      testnet.start(3, { env: { CHAIN_NODE_CLOCK_SKEW_MS: "30000" } }),
+      testnet.start(3, { env: { CHAIN_NODE_TEST_CLOCK_SKEW_MS: "30000" } }),
     ]);
     const from = await testnet.head(0);
     const skewStarted = Date.now();
@@ -498,7 +498,7 @@ describe("a validator whose clock is skewed (processes, CHAIN_NODE_CLOCK_SKEW_MS
     assert.ok(testnet, "the testnet of the previous step");
     const started = Date.now();
     await testnet.stop(3);
-    await testnet.start(3, { env: { CHAIN_NODE_CLOCK_SKEW_MS: "-30000" } });
+    await testnet.start(3, { env: { CHAIN_NODE_TEST_CLOCK_SKEW_MS: "-30000" } });
     const from = await testnet.head(0);
     const signedBefore = testnet.signingLog(3).length;
     await headsAbove(testnet, [0, 1, 2], from + 12, 60_000);
@@ -541,7 +541,7 @@ describe("a validator whose clock is skewed (processes, CHAIN_NODE_CLOCK_SKEW_MS
   });
 });
 
-describe("partitions 2/2 and 1/3, then healed (processes, CHAIN_NODE_PARTITION_FILE)", {
+describe("partitions 2/2 and 1/3, then healed (processes, CHAIN_NODE_TEST_PARTITION_FILE)", {
   timeout: 150_000,
 }, () => {
   let net: Testnet | undefined;
@@ -563,7 +563,9 @@ describe("partitions 2/2 and 1/3, then healed (processes, CHAIN_NODE_PARTITION_F
       }
     };
     const peerCounts = () => Promise.all(all.map((i) => rpc<number>(testnet.url(i), "net_peerCount")));
-    await Promise.all(all.map((i) => testnet.start(i, { env: { CHAIN_NODE_PARTITION_FILE: fileOf(i) } })));
+    await Promise.all(
+      all.map((i) => testnet.start(i, { env: { CHAIN_NODE_TEST_PARTITION_FILE: fileOf(i) } })),
+    );
     await headsAbove(testnet, all, 2, 30_000);
 
     // 2/2: each half holds half the stake, short of the +2/3 a commit needs.

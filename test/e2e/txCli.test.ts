@@ -105,7 +105,7 @@ describe("chain-node tx and balance", () => {
   it("tx stake with a keystore key (keys import), unlocked by --password-env", async () => {
     const keyFile = join(home, "key.txt");
     writeFileSync(keyFile, `${KEY}\n`, { mode: 0o600 });
-    const keysEnv = { CHAIN_NODE_KEYSTORE_SCRYPT_N: "1024", PASS: "correct horse" };
+    const keysEnv = { CHAIN_NODE_TEST_KEYSTORE_SCRYPT_N: "1024", PASS: "correct horse" };
     const imported = await cli(
       [
         "keys",

@@ -44,7 +44,7 @@ export interface CrashableNode {
 }
 
 /**
- * Runs `chain-node <args>` with extra environment (e.g. CHAIN_NODE_FAILPOINT) and waits until its
+ * Runs `chain-node <args>` with extra environment (e.g. CHAIN_NODE_TEST_FAILPOINT) and waits until its
  * RPC answers or it exits. Register `kill` as teardown on the next line.
  */
 export async function spawnCrashable(

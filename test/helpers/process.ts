@@ -66,7 +66,7 @@ export async function spawnNode(
   args: string[],
   rpcPort: number,
   timeoutMs = 20_000,
-  /** Added to this process's environment (e.g. a test-only knob such as CHAIN_NODE_CLOCK_SKEW_MS). */
+  /** Added to this process's environment (e.g. a test-only knob such as CHAIN_NODE_TEST_CLOCK_SKEW_MS). */
   env: Record<string, string> = {},
 ): Promise<NodeProcess> {
   const launched = launchNode(args, env);

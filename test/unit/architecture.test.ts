@@ -11,16 +11,18 @@ import ts from "typescript";
  */
 const ALLOWED: Record<string, readonly string[]> = {
   crypto: [],
+  /** Test-only fault injection: imports nothing, so any layer with a durable step may mark one. */
+  faults: [],
   /** The typed client ships alone (dist/): it may use crypto for signing, nothing of the node. */
   client: ["crypto"],
-  chain: ["crypto"],
-  storage: ["chain", "crypto"],
+  chain: ["crypto", "faults"],
+  storage: ["chain", "crypto", "faults"],
   txpool: ["chain", "crypto"],
-  consensus: ["chain", "crypto"],
+  consensus: ["chain", "crypto", "faults"],
   p2p: ["crypto"],
   sync: ["chain", "consensus", "crypto"],
   rpc: ["chain", "crypto"],
-  node: ["crypto", "chain", "storage", "txpool", "consensus", "sync", "p2p", "rpc"],
+  node: ["crypto", "faults", "chain", "storage", "txpool", "consensus", "sync", "p2p", "rpc"],
   cli: ["node", "crypto", "client"],
 };
 

@@ -5,11 +5,13 @@ import {
   assertKeyNameFree,
   createKey,
   type KeyInfo,
-  keystoreScryptFromEnv,
+  keystoreScryptFor,
   listKeys,
   nextFreeKeyName,
   randomPrivateKey,
+  readTestFaults,
   type ScryptParams,
+  TEST_FAULT_VARIABLES,
   showKey,
   unlockKey,
 } from "../../node/index.ts";
@@ -41,9 +43,11 @@ export function keysCommand(): Command {
 
 /** The scrypt cost for new keystores, with a warning when the test-only override weakens it. */
 export function keystoreScrypt(): ScryptParams {
-  const scrypt = keystoreScryptFromEnv(process.env);
-  if (process.env.CHAIN_NODE_KEYSTORE_SCRYPT_N) {
-    console.error(`warning: CHAIN_NODE_KEYSTORE_SCRYPT_N=${scrypt.n}: weak key encryption, for tests only`);
+  const testN = readTestFaults(process.env).keystoreScryptN;
+  const scrypt = keystoreScryptFor(testN);
+  if (testN !== undefined) {
+    const variable = TEST_FAULT_VARIABLES.keystoreScryptN;
+    console.error(`warning: ${variable}=${scrypt.n}: weak key encryption, for tests only`);
   }
   return scrypt;
 }

@@ -8,7 +8,9 @@ import {
   createKey,
   homePaths,
   KeyringError,
-  keystoreScryptFromEnv,
+  keystoreScryptFor,
+  readTestFaults,
+  TEST_FAULT_VARIABLES,
   listKeys,
   loadValidatorKey,
   nextFreeKeyName,
@@ -175,16 +177,19 @@ describe("loadValidatorKey", () => {
   });
 });
 
-describe("keystoreScryptFromEnv", () => {
-  it("is the standard cost unless CHAIN_NODE_KEYSTORE_SCRYPT_N lowers n", () => {
-    assert.deepEqual(keystoreScryptFromEnv({}), STANDARD_SCRYPT);
-    assert.deepEqual(keystoreScryptFromEnv({ CHAIN_NODE_KEYSTORE_SCRYPT_N: "" }), STANDARD_SCRYPT);
-    assert.deepEqual(keystoreScryptFromEnv({ CHAIN_NODE_KEYSTORE_SCRYPT_N: "1024" }), {
-      ...STANDARD_SCRYPT,
-      n: 1024,
-    });
-    for (const bad of ["1000", "1", "x", String(2 ** 19)]) {
-      assert.throws(() => keystoreScryptFromEnv({ CHAIN_NODE_KEYSTORE_SCRYPT_N: bad }), /power of two/, bad);
+describe("keystoreScryptFor (CHAIN_NODE_TEST_KEYSTORE_SCRYPT_N)", () => {
+  it("is the standard cost unless a test lowers n, and never above it", () => {
+    assert.deepEqual(keystoreScryptFor(undefined), STANDARD_SCRYPT);
+    assert.deepEqual(keystoreScryptFor(readTestFaults({}).keystoreScryptN), STANDARD_SCRYPT);
+    const lowered = readTestFaults({ [TEST_FAULT_VARIABLES.keystoreScryptN]: "1024" }).keystoreScryptN;
+    assert.deepEqual(keystoreScryptFor(lowered), { ...STANDARD_SCRYPT, n: 1024 });
+    assert.throws(() => keystoreScryptFor(2 * STANDARD_SCRYPT.n), /above the standard/);
+    for (const bad of ["1000", "1", "x"]) {
+      assert.throws(
+        () => readTestFaults({ [TEST_FAULT_VARIABLES.keystoreScryptN]: bad }),
+        /power of two/,
+        bad,
+      );
     }
   });
 });

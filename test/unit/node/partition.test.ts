@@ -8,7 +8,7 @@ import { PartitionFilter, parsePartition, watchPartitionFile } from "../../../sr
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe("the test partition file (CHAIN_NODE_PARTITION_FILE)", () => {
+describe("the test partition file (CHAIN_NODE_TEST_PARTITION_FILE)", () => {
   const dir = mkdtempSync(join(tmpdir(), "chain-node-partition-"));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -23,8 +23,8 @@ describe("the test partition file (CHAIN_NODE_PARTITION_FILE)", () => {
     const path = join(dir, "cut.json");
     const seen: string[][] = [];
     const log = pino({ level: "silent" });
-    assert.equal(watchPartitionFile(() => assert.fail("no file to watch"), log, {})(), undefined);
-    const stop = watchPartitionFile((ids) => seen.push([...ids]), log, { CHAIN_NODE_PARTITION_FILE: path });
+    assert.equal(watchPartitionFile(undefined, () => assert.fail("no file to watch"), log)(), undefined);
+    const stop = watchPartitionFile(path, (ids) => seen.push([...ids]), log);
     try {
       writeFileSync(path, '["a","b"]');
       await sleep(500);

@@ -3,11 +3,9 @@ import { writeSync } from "node:fs";
 /**
  * Failpoints: named places on the durability paths (block commit, pool journal, vote signing) where
  * a test can make the process die at once, with SIGKILL semantics: no `finally`, no exit handler,
- * no flush, no clean LMDB close. Armed by the environment, `CHAIN_NODE_FAILPOINT=<name>` (the first
- * time the point is reached) or `<name>:<n>` (the n-th time). Unset, `failpoint()` is one
- * comparison. The module sits in chain/ because every layer that owns a durable step (chain,
- * storage, txpool, consensus) may import chain/, and it imports nothing of src/ itself.
- * test/e2e/failpoints.test.ts iterates over FAILPOINTS.
+ * no flush, no clean LMDB close. Nothing is armed unless node/ arms a point (from
+ * `CHAIN_NODE_TEST_FAILPOINT=<name>` or `<name>:<n>`, see index.ts); unarmed, `failpoint()` is one
+ * comparison. test/e2e/failpoints.test.ts iterates over FAILPOINTS.
  */
 export const FAILPOINTS = [
   // ---- a block commit, in order (dev producer and network host alike) ----
@@ -60,12 +58,12 @@ export const FAILPOINTS = [
   {
     name: "journal.inWrite",
     path: "journal",
-    at: "LmdbPoolJournal.savePending: inside the journal's write transaction, entries put, not committed",
+    at: "LmdbStore.savePending: inside the journal's write transaction, entries put, not committed",
   },
   {
     name: "journal.afterWrite",
     path: "journal",
-    at: "LmdbPoolJournal.savePending: journal transaction committed, before the hash is returned to the client",
+    at: "LmdbStore.savePending: journal transaction committed, before the hash is returned to the client",
   },
   // ---- consensus signing (network validators) ----
   {
@@ -93,40 +91,37 @@ export const FAILPOINTS = [
 export type FailpointName = (typeof FAILPOINTS)[number]["name"];
 export type FailpointPath = (typeof FAILPOINTS)[number]["path"];
 
-/** The environment variable that arms one failpoint. */
-export const FAILPOINT_ENV = "CHAIN_NODE_FAILPOINT";
-
-interface Armed {
-  name: string;
-  /** Die the n-th time the point is reached (1-based). */
+/** A point to die at, the `at`-th time it is reached (1-based). */
+export interface FailpointSpec {
+  name: FailpointName;
   at: number;
-  reached: number;
 }
 
 /** Parses `<name>` or `<name>:<n>`; throws on an unknown name, so a typo cannot arm nothing. */
-export function parseFailpoint(spec: string): { name: FailpointName; at: number } {
+export function parseFailpoint(spec: string): FailpointSpec {
   const colon = spec.lastIndexOf(":");
   const name = colon === -1 ? spec : spec.slice(0, colon);
   const at = colon === -1 ? 1 : Number(spec.slice(colon + 1));
   const known = FAILPOINTS.find((point) => point.name === name);
   if (known === undefined) {
-    throw new Error(
-      `${FAILPOINT_ENV}=${spec} names no failpoint (known: ${FAILPOINTS.map((p) => p.name).join(", ")})`,
-    );
+    throw new Error(`${spec} names no failpoint (known: ${FAILPOINTS.map((p) => p.name).join(", ")})`);
   }
   if (!Number.isSafeInteger(at) || at < 1) {
-    throw new Error(`${FAILPOINT_ENV}=${spec}: the count after ":" must be an integer ≥ 1`);
+    throw new Error(`failpoint ${spec}: the count after ":" must be an integer ≥ 1`);
   }
   return { name: known.name, at };
 }
 
-const spec = process.env[FAILPOINT_ENV];
-const armed: Armed | undefined =
-  spec === undefined || spec === "" ? undefined : { ...parseFailpoint(spec), reached: 0 };
+let armed: (FailpointSpec & { reached: number }) | undefined;
+
+/** Arms one point for this process (undefined disarms). node/ calls it once, before the chain opens. */
+export function armFailpoint(spec: FailpointSpec | undefined): void {
+  armed = spec === undefined ? undefined : { ...spec, reached: 0 };
+}
 
 /**
- * Marks a point on a durability path. When the environment armed this point and it is reached
- * for the n-th time, writes one line to stderr (synchronously) and kills the process with SIGKILL.
+ * Marks a point on a durability path. When this point is armed and reached for the n-th time,
+ * writes one line to stderr (synchronously) and kills the process with SIGKILL.
  */
 export function failpoint(name: FailpointName): void {
   if (armed === undefined || armed.name !== name) return;
