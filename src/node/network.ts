@@ -18,7 +18,7 @@ import {
   type ValidatorKey,
 } from "../consensus/index.ts";
 import type { SignatureVerifier } from "../crypto/index.ts";
-import { type GossipTopic, P2PNetwork, type PeerStatus, type Verdict } from "../p2p/index.ts";
+import { type GossipTopic, P2pNetwork, type PeerStatus, type Verdict } from "../p2p/index.ts";
 import type { LmdbStore } from "../storage/index.ts";
 import { BlockSync, serveBlocks } from "../sync/index.ts";
 import type { Admission, PendingPool } from "../txpool/index.ts";
@@ -89,7 +89,7 @@ export interface NetworkParts {
  * gossip of transactions, proposals and votes between them.
  */
 export class NetworkServices {
-  readonly p2p: P2PNetwork;
+  readonly p2p: P2pNetwork;
   private readonly engine: TendermintEngine;
   private readonly sync: BlockSync;
   private readonly signer: ConsensusSigner | undefined;
@@ -117,7 +117,7 @@ export class NetworkServices {
     this.signer =
       validator === undefined ? undefined : ConsensusSigner.open(paths.signingLog, validator.privateKey);
     const genesisHash = store.getBlock(0)?.hash ?? "";
-    this.p2p = new P2PNetwork(
+    this.p2p = new P2pNetwork(
       {
         host: options.p2p.host,
         port: options.p2p.port,

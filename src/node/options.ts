@@ -1,7 +1,7 @@
 import { availableParallelism, hostname } from "node:os";
 import type { ConsensusTimeouts } from "../consensus/index.ts";
 import { NO_TEST_FAULTS, type TestFaults } from "../faults/index.ts";
-import { defaultP2POptions } from "../p2p/index.ts";
+import { defaultP2pOptions } from "../p2p/index.ts";
 import { defaultRpcServerOptions, type RpcServerOptions } from "../rpc/index.ts";
 import { defaultTxPoolOptions } from "../txpool/index.ts";
 
@@ -22,14 +22,14 @@ export interface NodeOptions {
   metrics: boolean;
   name: string;
   location: string;
-  p2p: P2PSettings;
+  p2p: P2pSettings;
   /** Round timeouts; the block time (commitMs) comes from genesis unless overridden. */
   consensus: Omit<ConsensusTimeouts, "commitMs">;
   /** Test-only faults (CHAIN_NODE_TEST_* variables, src/faults); none unless a test sets them. */
   faults: TestFaults;
 }
 
-export interface P2PSettings {
+export interface P2pSettings {
   host: string;
   port: number;
   /** Static peers: multiaddrs ending in /p2p/<peer id>. */
@@ -42,14 +42,14 @@ export interface P2PSettings {
 }
 
 /** p2p's own defaults (p2p/options.ts), and the port and sync batch the node adds. */
-export const defaultP2PSettings: P2PSettings = {
-  host: defaultP2POptions.host,
+export const defaultP2pSettings: P2pSettings = {
+  host: defaultP2pOptions.host,
   port: 26656,
   bootstrap: [],
-  maxPeers: defaultP2POptions.maxPeers,
-  maxMessageBytes: defaultP2POptions.maxMessageBytes,
+  maxPeers: defaultP2pOptions.maxPeers,
+  maxMessageBytes: defaultP2pOptions.maxMessageBytes,
   // One sync request asks for as many blocks as a peer serves in one answer.
-  syncBatch: defaultP2POptions.maxBlocksPerRequest,
+  syncBatch: defaultP2pOptions.maxBlocksPerRequest,
 };
 
 /** CometBFT's defaults, scaled to blocks of about a second. */
@@ -73,7 +73,7 @@ export function defaultNodeOptions(home: string): NodeOptions {
     metrics: false,
     name: hostname(),
     location: "",
-    p2p: { ...defaultP2PSettings, bootstrap: [] },
+    p2p: { ...defaultP2pSettings, bootstrap: [] },
     consensus: { ...defaultConsensusTimeouts },
     faults: NO_TEST_FAULTS,
   };

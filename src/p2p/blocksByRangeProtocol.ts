@@ -1,13 +1,13 @@
 import type { Connection, Stream } from "@libp2p/interface";
 import type { Logger } from "pino";
 import { clipRange, encodeBlocksResponse, isHeight, parseBlocksRequest } from "./blocksByRange.ts";
-import { P2PError, toP2PError } from "./errors.ts";
+import { P2pError, toP2pError } from "./errors.ts";
 import { encodeJson, FRAME_HEADER_BYTES } from "./framing.ts";
 import type { LiveNode } from "./libp2pNode.ts";
 import type { PeerManager } from "./peerManager.ts";
 import { BLOCKS_BY_RANGE_PROTOCOL, MAX_BLOCKS_REQUEST_BYTES } from "./protocols.ts";
 import { isPeerFault, type RequestResponse } from "./requestResponse.ts";
-import type { P2PHandlers } from "./types.ts";
+import type { P2pHandlers } from "./types.ts";
 
 /**
  * Blocks by range, both ends: `{from, to}` asks for heights `from..to`; the answer is a JSON
@@ -18,7 +18,7 @@ export class BlocksByRangeProtocol {
   private readonly live: LiveNode;
   private readonly reqResp: RequestResponse;
   private readonly peers: PeerManager;
-  private readonly serveBlocks: P2PHandlers["serveBlocks"];
+  private readonly serveBlocks: P2pHandlers["serveBlocks"];
   private readonly maxBlocksPerRequest: number;
   private readonly maxMessageBytes: number;
   private readonly log: Logger;
@@ -27,7 +27,7 @@ export class BlocksByRangeProtocol {
     live: LiveNode;
     reqResp: RequestResponse;
     peers: PeerManager;
-    serveBlocks: P2PHandlers["serveBlocks"];
+    serveBlocks: P2pHandlers["serveBlocks"];
     maxBlocksPerRequest: number;
     maxMessageBytes: number;
     log: Logger;
@@ -41,14 +41,14 @@ export class BlocksByRangeProtocol {
     this.log = parts.log;
   }
 
-  /** See P2PNetwork.requestBlocks. */
+  /** See P2pNetwork.requestBlocks. */
   async request(peerId: string, from: number, to: number): Promise<unknown[]> {
     if (!isHeight(from) || !isHeight(to) || from > to) {
-      throw new P2PError("invalid_argument", `bad block range ${from}..${to}`);
+      throw new P2pError("invalid_argument", `bad block range ${from}..${to}`);
     }
-    if (this.live() === undefined) throw new P2PError("not_running", "network not running");
+    if (this.live() === undefined) throw new P2pError("not_running", "network not running");
     const entry = this.peers.get(peerId);
-    if (entry?.status === undefined) throw new P2PError("not_connected", `peer ${peerId} is not handshaken`);
+    if (entry?.status === undefined) throw new P2pError("not_connected", `peer ${peerId} is not handshaken`);
     try {
       const answer = await this.reqResp.request(
         entry,
@@ -56,9 +56,9 @@ export class BlocksByRangeProtocol {
         encodeJson({ from, to }),
         this.maxMessageBytes,
       );
-      if (!Array.isArray(answer)) throw new P2PError("bad_message", "blocks answer is not a JSON array");
+      if (!Array.isArray(answer)) throw new P2pError("bad_message", "blocks answer is not a JSON array");
       if (answer.length > to - from + 1) {
-        throw new P2PError(
+        throw new P2pError(
           "bad_message",
           `blocks answer has ${answer.length} items for ${to - from + 1} heights`,
         );
@@ -66,7 +66,7 @@ export class BlocksByRangeProtocol {
       entry.silentRequests = 0;
       return answer;
     } catch (err) {
-      const error = toP2PError(err, "stream_error");
+      const error = toP2pError(err, "stream_error");
       if (isPeerFault(error)) this.peers.penalize(peerId, `blocks by range: ${error.message}`);
       else if (error.reason === "timeout") this.peers.lateAnswer(entry, `blocks by range: ${error.message}`);
       throw error;
@@ -83,7 +83,7 @@ export class BlocksByRangeProtocol {
       async (request, entry) => {
         if (entry.status === undefined) return undefined;
         const parsed = parseBlocksRequest(request);
-        if (parsed === undefined) throw new P2PError("bad_message", "malformed blocks request");
+        if (parsed === undefined) throw new P2pError("bad_message", "malformed blocks request");
         const range = clipRange(parsed, this.maxBlocksPerRequest);
         const items = await this.serveBlocks(range.from, range.to);
         if (typeof (items as Partial<Iterable<unknown>>)?.[Symbol.iterator] !== "function") {

@@ -1,5 +1,5 @@
 import { setMaxListeners } from "node:events";
-import { P2PError } from "./errors.ts";
+import { P2pError } from "./errors.ts";
 
 /**
  * The deadlines of everything in flight (requests, served streams, dials): each gets an abort
@@ -13,14 +13,14 @@ export class RequestDeadlines {
     this.timeoutMs = timeoutMs;
   }
 
-  /** An abort controller that aborts with `P2PError("timeout")` after the timeout; `untrack` it when done. */
+  /** An abort controller that aborts with `P2pError("timeout")` after the timeout; `untrack` it when done. */
   track(): AbortController {
     const controller = new AbortController();
     // libp2p's stream calls and our reads all listen on one signal: no warning past Node's default 10.
     setMaxListeners(Number.POSITIVE_INFINITY, controller.signal);
     const timer = setTimeout(() => {
       this.active.delete(controller);
-      controller.abort(new P2PError("timeout", `no answer within ${this.timeoutMs} ms`));
+      controller.abort(new P2pError("timeout", `no answer within ${this.timeoutMs} ms`));
     }, this.timeoutMs);
     this.active.set(controller, timer);
     return controller;
@@ -31,11 +31,11 @@ export class RequestDeadlines {
     this.active.delete(controller);
   }
 
-  /** Aborts everything in flight with `P2PError("not_running")`. */
+  /** Aborts everything in flight with `P2pError("not_running")`. */
   abortAll(): void {
     for (const [controller, timer] of this.active) {
       clearTimeout(timer);
-      controller.abort(new P2PError("not_running", "network stopped"));
+      controller.abort(new P2pError("not_running", "network stopped"));
     }
     this.active.clear();
   }

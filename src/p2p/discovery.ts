@@ -1,6 +1,6 @@
 import { peerIdFromString } from "@libp2p/peer-id";
 import { CODE_P2P, type Multiaddr, multiaddr } from "@multiformats/multiaddr";
-import { P2PError } from "./errors.ts";
+import { P2pError } from "./errors.ts";
 import { MAX_PEER_ADDR_CHARS, MAX_PEER_ADDRS } from "./protocols.ts";
 
 /** A dialable peer: its id and the addresses to try (each ending in `/p2p/<id>`). */
@@ -87,12 +87,12 @@ export class Backoff {
 
 /**
  * The static peers of the `bootstrap` option, without ourselves. Throws
- * `P2PError("invalid_argument")` for an entry that is not a multiaddr ending in `/p2p/<id>`.
+ * `P2pError("invalid_argument")` for an entry that is not a multiaddr ending in `/p2p/<id>`.
  */
 export function bootstrapPeers(bootstrap: readonly string[], selfId: string): PeerAddrs[] {
   const { peers, invalid } = groupAddrs(bootstrap);
   if (invalid.length > 0) {
-    throw new P2PError(
+    throw new P2pError(
       "invalid_argument",
       `bootstrap entries need a multiaddr ending in /p2p/<id>: ${invalid.join(", ")}`,
     );
@@ -101,7 +101,7 @@ export function bootstrapPeers(bootstrap: readonly string[], selfId: string): Pe
     try {
       peerIdFromString(peer.id);
     } catch (err) {
-      throw new P2PError("invalid_argument", `bootstrap peer id ${peer.id} is not a peer id`, { cause: err });
+      throw new P2pError("invalid_argument", `bootstrap peer id ${peer.id} is not a peer id`, { cause: err });
     }
   }
   return peers.filter((peer) => peer.id !== selfId);

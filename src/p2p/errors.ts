@@ -1,6 +1,6 @@
 /**
- * Why a p2p operation failed: a closed list of stable reasons (STYLE.md §2.6). `P2PNetwork`
- * throws `P2PError` across the layer boundary, never a bare `Error`.
+ * Why a p2p operation failed: a closed list of stable reasons (STYLE.md §2.6). `P2pNetwork`
+ * throws `P2pError` across the layer boundary, never a bare `Error`.
  */
 export const P2P_ERROR_REASONS = [
   /** An argument or option is malformed (bad multiaddr, bad node key, from > to, ...). */
@@ -21,26 +21,26 @@ export const P2P_ERROR_REASONS = [
   "stream_error",
 ] as const;
 
-export type P2PErrorReason = (typeof P2P_ERROR_REASONS)[number];
+export type P2pErrorReason = (typeof P2P_ERROR_REASONS)[number];
 
-export class P2PError extends Error {
-  readonly reason: P2PErrorReason;
+export class P2pError extends Error {
+  readonly reason: P2pErrorReason;
 
-  constructor(reason: P2PErrorReason, message: string, options?: { cause?: unknown }) {
+  constructor(reason: P2pErrorReason, message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = "P2PError";
+    this.name = "P2pError";
     this.reason = reason;
   }
 }
 
-/** Wraps any thrown value as a `P2PError` (keeping one that already is). */
-export function toP2PError(err: unknown, fallback: P2PErrorReason): P2PError {
-  if (err instanceof P2PError) return err;
+/** Wraps any thrown value as a `P2pError` (keeping one that already is). */
+export function toP2pError(err: unknown, fallback: P2pErrorReason): P2pError {
+  if (err instanceof P2pError) return err;
   if (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError")) {
-    return new P2PError("timeout", err.message, { cause: err });
+    return new P2pError("timeout", err.message, { cause: err });
   }
   const message = err instanceof Error ? err.message : String(err);
-  return new P2PError(fallback, message, { cause: err });
+  return new P2pError(fallback, message, { cause: err });
 }
 
 /** The message of anything thrown, for logs. */

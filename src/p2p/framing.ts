@@ -1,5 +1,5 @@
 import type { Stream, StreamCloseEvent, StreamMessageEvent } from "@libp2p/interface";
-import { P2PError } from "./errors.ts";
+import { P2pError } from "./errors.ts";
 
 /**
  * Length-prefixed frames on a libp2p stream: a 4-byte big-endian length, then that many bytes.
@@ -17,7 +17,7 @@ const MAX_FRAME_BYTES = 0xffff_ffff;
 
 export function encodeFrame(payload: Uint8Array): Uint8Array {
   if (payload.byteLength > MAX_FRAME_BYTES) {
-    throw new P2PError("message_too_large", `frame of ${payload.byteLength} bytes exceeds 4 GiB`);
+    throw new P2pError("message_too_large", `frame of ${payload.byteLength} bytes exceeds 4 GiB`);
   }
   const frame = new Uint8Array(FRAME_HEADER_BYTES + payload.byteLength);
   new DataView(frame.buffer).setUint32(0, payload.byteLength);
@@ -61,12 +61,12 @@ export class StreamReader {
     this.notify();
   }
 
-  /** Reads one frame whose body is at most `maxBytes`; throws `P2PError` otherwise. */
+  /** Reads one frame whose body is at most `maxBytes`; throws `P2pError` otherwise. */
   async readFrame(maxBytes: number, signal: AbortSignal): Promise<Uint8Array> {
     const header = await this.readExact(FRAME_HEADER_BYTES, signal);
     const length = new DataView(header.buffer, header.byteOffset, FRAME_HEADER_BYTES).getUint32(0);
     if (length > maxBytes) {
-      throw new P2PError("message_too_large", `frame of ${length} bytes exceeds the limit of ${maxBytes}`);
+      throw new P2pError("message_too_large", `frame of ${length} bytes exceeds the limit of ${maxBytes}`);
     }
     return this.readExact(length, signal);
   }
@@ -77,7 +77,7 @@ export class StreamReader {
     this.chunks.push(data);
     this.buffered += data.byteLength;
     if (this.buffered > this.maxBufferedBytes) {
-      this.error = new P2PError("message_too_large", `peer sent more than ${this.maxBufferedBytes} bytes`);
+      this.error = new P2pError("message_too_large", `peer sent more than ${this.maxBufferedBytes} bytes`);
       this.chunks = [];
       this.buffered = 0;
       this.stream.abort(this.error);
@@ -94,7 +94,7 @@ export class StreamReader {
     // With our listener attached nothing stays in the stream's own buffer, so a close is an end.
     this.ended = true;
     if (evt.error !== undefined && this.error === undefined) {
-      this.error = new P2PError("stream_error", `stream closed: ${evt.error.message}`, { cause: evt.error });
+      this.error = new P2pError("stream_error", `stream closed: ${evt.error.message}`, { cause: evt.error });
     }
     this.notify();
   };
@@ -109,8 +109,8 @@ export class StreamReader {
     for (;;) {
       if (this.buffered >= n) return this.take(n);
       if (this.error !== undefined) throw this.error;
-      if (this.ended) throw new P2PError("stream_error", `stream ended after ${this.buffered} of ${n} bytes`);
-      if (signal.aborted) throw new P2PError("timeout", "timed out reading from the stream");
+      if (this.ended) throw new P2pError("stream_error", `stream ended after ${this.buffered} of ${n} bytes`);
+      if (signal.aborted) throw new P2pError("timeout", "timed out reading from the stream");
       await new Promise<void>((resolve) => {
         const done = (): void => {
           signal.removeEventListener("abort", done);
@@ -147,23 +147,23 @@ export class StreamReader {
 const utf8Decoder = new TextDecoder("utf-8", { fatal: true });
 const utf8Encoder = new TextEncoder();
 
-/** JSON text as UTF-8 bytes; throws `P2PError("invalid_argument")` for what JSON cannot carry. */
+/** JSON text as UTF-8 bytes; throws `P2pError("invalid_argument")` for what JSON cannot carry. */
 export function encodeJson(value: unknown): Uint8Array {
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
   } catch (err) {
-    throw new P2PError("invalid_argument", "payload is not JSON-serializable", { cause: err });
+    throw new P2pError("invalid_argument", "payload is not JSON-serializable", { cause: err });
   }
-  if (text === undefined) throw new P2PError("invalid_argument", "payload is not JSON-serializable");
+  if (text === undefined) throw new P2pError("invalid_argument", "payload is not JSON-serializable");
   return utf8Encoder.encode(text);
 }
 
-/** Parses UTF-8 JSON; throws `P2PError("bad_message")` on invalid UTF-8 or JSON. */
+/** Parses UTF-8 JSON; throws `P2pError("bad_message")` on invalid UTF-8 or JSON. */
 export function decodeJson(bytes: Uint8Array): unknown {
   try {
     return JSON.parse(utf8Decoder.decode(bytes));
   } catch (err) {
-    throw new P2PError("bad_message", "not UTF-8 JSON", { cause: err });
+    throw new P2pError("bad_message", "not UTF-8 JSON", { cause: err });
   }
 }

@@ -1,13 +1,13 @@
 import { type GossipSub, type Message, TopicValidatorResult } from "@libp2p/gossipsub";
 import type { PeerId } from "@libp2p/interface";
 import type { Logger } from "pino";
-import { errorMessage, P2PError } from "./errors.ts";
+import { errorMessage, P2pError } from "./errors.ts";
 import { decodeJson, encodeJson } from "./framing.ts";
 import { verdictToResult } from "./gossip.ts";
 import type { LiveNode } from "./libp2pNode.ts";
 import type { PeerManager } from "./peerManager.ts";
 import { topicName } from "./protocols.ts";
-import { GOSSIP_TOPICS, type GossipTopic, type P2PHandlers, type PeerStatus } from "./types.ts";
+import { GOSSIP_TOPICS, type GossipTopic, type P2pHandlers, type PeerStatus } from "./types.ts";
 
 /**
  * Our gossip on gossipsub: the chain's topic names, publishing, and the validator every received
@@ -17,7 +17,7 @@ import { GOSSIP_TOPICS, type GossipTopic, type P2PHandlers, type PeerStatus } fr
 export class GossipRouter {
   private readonly live: LiveNode;
   private readonly peers: PeerManager;
-  private readonly onGossip: P2PHandlers["onGossip"];
+  private readonly onGossip: P2pHandlers["onGossip"];
   private readonly maxMessageBytes: number;
   private readonly log: Logger;
   private readonly topicOf = new Map<string, GossipTopic>();
@@ -26,7 +26,7 @@ export class GossipRouter {
   constructor(parts: {
     live: LiveNode;
     peers: PeerManager;
-    onGossip: P2PHandlers["onGossip"];
+    onGossip: P2pHandlers["onGossip"];
     maxMessageBytes: number;
     log: Logger;
   }) {
@@ -62,11 +62,11 @@ export class GossipRouter {
     for (const name of this.topicOf.keys()) pubsub.subscribe(name);
   }
 
-  /** See P2PNetwork.publish. */
+  /** See P2pNetwork.publish. */
   publish(topic: GossipTopic, payload: unknown): void {
     const data = encodeJson(payload);
     if (data.byteLength > this.maxMessageBytes) {
-      throw new P2PError(
+      throw new P2pError(
         "message_too_large",
         `gossip message of ${data.byteLength} bytes exceeds ${this.maxMessageBytes}`,
       );
@@ -98,7 +98,7 @@ export class GossipRouter {
         this.penalizeLater(from, `gossip on ${topic} is not JSON`);
         return TopicValidatorResult.Reject;
       }
-      let verdict: Awaited<ReturnType<P2PHandlers["onGossip"]>>;
+      let verdict: Awaited<ReturnType<P2pHandlers["onGossip"]>>;
       try {
         verdict = await this.onGossip(topic, payload, from);
       } catch (err) {

@@ -4,13 +4,13 @@
  * transactions, proposals and votes, blocks by range, peer exchange, and bans for misbehaviour.
  *
  * Owns: connections, wire formats and limits, peer scoring. Does not own: what a payload means.
- * Gossip payloads and blocks are opaque JSON here; the node validates them through P2PHandlers
+ * Gossip payloads and blocks are opaque JSON here; the node validates them through P2pHandlers
  * and answers with a verdict. Imports nothing from chain, consensus, node, storage or rpc.
  */
-export { P2P_ERROR_REASONS, P2PError, type P2PErrorReason } from "./errors.ts";
-export { P2PNetwork } from "./network.ts";
+export { P2P_ERROR_REASONS, P2pError, type P2pErrorReason } from "./errors.ts";
+export { P2pNetwork } from "./network.ts";
 export { generateNodeKey, peerIdOf } from "./nodeKey.ts";
-export { defaultP2POptions, type P2POptions } from "./options.ts";
+export { defaultP2pOptions, type P2pOptions } from "./options.ts";
 export {
   BLOCKS_BY_RANGE_PROTOCOL,
   PEERS_PROTOCOL,
@@ -20,7 +20,7 @@ export {
 export {
   GOSSIP_TOPICS,
   type GossipTopic,
-  type P2PHandlers,
+  type P2pHandlers,
   type PeerFilter,
   type PeerInfo,
   type PeerStatus,

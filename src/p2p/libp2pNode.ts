@@ -7,7 +7,7 @@ import type { Libp2p, PrivateKey } from "@libp2p/interface";
 import { type Ping, ping } from "@libp2p/ping";
 import { tcp } from "@libp2p/tcp";
 import { createLibp2p } from "libp2p";
-import { P2PError } from "./errors.ts";
+import { P2pError } from "./errors.ts";
 import { gossipOptions } from "./gossip.ts";
 
 /** The libp2p node with the services we use. */
@@ -65,12 +65,12 @@ export function createLibp2pNode(config: Libp2pNodeConfig): Promise<Libp2pNode> 
   });
 }
 
-/** The TCP listen multiaddr of an IP literal or "localhost"; throws `P2PError("invalid_argument")`. */
+/** The TCP listen multiaddr of an IP literal or "localhost"; throws `P2pError("invalid_argument")`. */
 export function listenMultiaddr(host: string, port: number): string {
   const ip = host === "localhost" ? "127.0.0.1" : host;
   if (isIPv4(ip)) return `/ip4/${ip}/tcp/${port}`;
   if (isIPv6(ip)) return `/ip6/${ip}/tcp/${port}`;
-  throw new P2PError(
+  throw new P2pError(
     "invalid_argument",
     `p2p host must be an IP address or "localhost", got ${JSON.stringify(host)}`,
   );

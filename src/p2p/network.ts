@@ -4,11 +4,11 @@ import { BlocksByRangeProtocol } from "./blocksByRangeProtocol.ts";
 import { RequestDeadlines } from "./deadlines.ts";
 import { bootstrapPeers, peerIdInAddr } from "./discovery.ts";
 import { PeerDiscovery } from "./discoveryLoop.ts";
-import { errorMessage, P2PError, toP2PError } from "./errors.ts";
+import { errorMessage, P2pError, toP2pError } from "./errors.ts";
 import { GossipRouter } from "./gossipRouter.ts";
 import { createLibp2pNode, type Libp2pNode, listenMultiaddr } from "./libp2pNode.ts";
 import { decodeNodeKey, peerIdOf } from "./nodeKey.ts";
-import { type P2POptions, type ResolvedP2POptions, resolveP2POptions } from "./options.ts";
+import { type P2pOptions, type ResolvedP2pOptions, resolveP2pOptions } from "./options.ts";
 import { PeerExchangeProtocol } from "./peerExchangeProtocol.ts";
 import { PeerManager } from "./peerManager.ts";
 import {
@@ -20,7 +20,7 @@ import {
 import { RequestResponse } from "./requestResponse.ts";
 import { parsePeerStatus } from "./status.ts";
 import { StatusProtocol } from "./statusProtocol.ts";
-import type { GossipTopic, P2PHandlers, PeerInfo, PeerStatus } from "./types.ts";
+import type { GossipTopic, P2pHandlers, PeerInfo, PeerStatus } from "./types.ts";
 
 /** Discovery asks each peer for its peers at most once per this many status intervals. */
 const DISCOVERY_EVERY_STATUS_INTERVALS = 5;
@@ -39,13 +39,13 @@ const MAINTENANCE_MS = 250;
  * Nothing a peer sends can throw out of it: every handler bounds its reads, has a deadline and
  * catches.
  */
-export class P2PNetwork {
+export class P2pNetwork {
   readonly peerId: string;
   /** Called with every status a handshaken peer sends (handshake and refresh). Must not throw. */
   onPeerStatus?: ((peerId: string, status: PeerStatus) => void) | undefined;
 
-  private readonly options: ResolvedP2POptions;
-  private readonly handlers: P2PHandlers;
+  private readonly options: ResolvedP2pOptions;
+  private readonly handlers: P2pHandlers;
   private readonly log: Logger;
   private readonly privateKey: PrivateKey;
   private readonly listenAddr: string;
@@ -66,8 +66,8 @@ export class P2PNetwork {
   /** Removes our listener from `options.peerFilter` (set while running). */
   private stopFilterListener: (() => void) | undefined;
 
-  constructor(options: P2POptions, handlers: P2PHandlers) {
-    this.options = resolveP2POptions(options);
+  constructor(options: P2pOptions, handlers: P2pHandlers) {
+    this.options = resolveP2pOptions(options);
     this.handlers = handlers;
     this.log = options.logger.child({ module: "p2p" });
     this.privateKey = decodeNodeKey(options.nodeKey);
@@ -128,14 +128,14 @@ export class P2PNetwork {
 
   /**
    * Opens the listener, joins the topics and starts dialing the static peers (without waiting for
-   * them: a peer that is down is retried with backoff). Throws `P2PError("listen_failed")` when the
+   * them: a peer that is down is retried with backoff). Throws `P2pError("listen_failed")` when the
    * port cannot be opened. A network runs once: after stop(), make a new one.
    */
   async start(): Promise<void> {
     if (this.state !== "new") {
       if (this.starting !== undefined && this.state === "starting") return this.starting;
       if (this.state === "running") return;
-      throw new P2PError("not_running", "a stopped P2PNetwork cannot be restarted");
+      throw new P2pError("not_running", "a stopped P2pNetwork cannot be restarted");
     }
     this.state = "starting";
     this.starting = this.startNode();
@@ -146,7 +146,7 @@ export class P2PNetwork {
     const identity = parsePeerStatus(this.handlers.status());
     if (identity === undefined) {
       this.state = "stopped";
-      throw new P2PError("invalid_argument", "handlers.status() returned a malformed status");
+      throw new P2pError("invalid_argument", "handlers.status() returned a malformed status");
     }
     const topics = this.gossip.nameTopics(identity);
     this.peerManager.start(identity, topics);
@@ -164,7 +164,7 @@ export class P2PNetwork {
       });
     } catch (err) {
       this.state = "stopped";
-      throw toP2PError(err, "invalid_argument");
+      throw toP2pError(err, "invalid_argument");
     }
     this.node = node;
     node.addEventListener("peer:connect", (evt) => {
@@ -193,7 +193,7 @@ export class P2PNetwork {
       await Promise.resolve()
         .then(() => node.stop())
         .catch(() => undefined);
-      throw new P2PError("listen_failed", `cannot listen on ${this.listenAddr}: ${errorMessage(err)}`, {
+      throw new P2pError("listen_failed", `cannot listen on ${this.listenAddr}: ${errorMessage(err)}`, {
         cause: err,
       });
     }
@@ -266,8 +266,8 @@ export class P2PNetwork {
 
   /**
    * JSON-encodes `payload` and gossips it on `topic`. Never fails for lack of peers; does nothing
-   * when the network is not running. Throws `P2PError("message_too_large")` above
-   * `maxMessageBytes` and `P2PError("invalid_argument")` for what JSON cannot encode.
+   * when the network is not running. Throws `P2pError("message_too_large")` above
+   * `maxMessageBytes` and `P2pError("invalid_argument")` for what JSON cannot encode.
    */
   publish(topic: GossipTopic, payload: unknown): void {
     this.gossip.publish(topic, payload);
@@ -276,7 +276,7 @@ export class P2PNetwork {
   /**
    * Asks a handshaken peer for blocks `from..to` (inclusive). The answer is a JSON array of at
    * most `to - from + 1` items (the peer may clip the range or stop at its head). Throws
-   * `P2PError`: `invalid_argument`, `not_connected`, `not_running`, `timeout` (counted: a peer
+   * `P2pError`: `invalid_argument`, `not_connected`, `not_running`, `timeout` (counted: a peer
    * silent MAX_SILENT_REQUESTS times in a row is dropped), or — after penalizing the peer —
    * `message_too_large`, `bad_message`; `stream_error` when the stream broke.
    */

@@ -1,8 +1,8 @@
 import type { Logger } from "pino";
-import { P2PError } from "./errors.ts";
+import { P2pError } from "./errors.ts";
 import type { PeerFilter } from "./types.ts";
 
-export interface P2POptions {
+export interface P2pOptions {
   /** Listen host: an IPv4 or IPv6 literal, or "localhost" (= 127.0.0.1). */
   host: string;
   /** Listen TCP port; 0 = any free port (see `listenAddrs()`). */
@@ -29,7 +29,7 @@ export interface P2POptions {
 }
 
 /** Defaults for everything but the identity, the logger and the port (the node picks those). */
-export const defaultP2POptions = {
+export const defaultP2pOptions = {
   host: "127.0.0.1",
   bootstrap: [] as string[],
   maxPeers: 50,
@@ -38,23 +38,23 @@ export const defaultP2POptions = {
   statusIntervalMs: 2000,
   requestTimeoutMs: 10_000,
   penaltyCooldownMs: 60_000,
-} satisfies Partial<P2POptions>;
+} satisfies Partial<P2pOptions>;
 
 /** The options with every optional member filled in (but the filter: none allows every peer). */
-export type ResolvedP2POptions = Required<Omit<P2POptions, "peerFilter">> & Pick<P2POptions, "peerFilter">;
+export type ResolvedP2pOptions = Required<Omit<P2pOptions, "peerFilter">> & Pick<P2pOptions, "peerFilter">;
 
-/** Fills in the defaults and checks every bound; throws `P2PError("invalid_argument")`. */
-export function resolveP2POptions(options: P2POptions): ResolvedP2POptions {
+/** Fills in the defaults and checks every bound; throws `P2pError("invalid_argument")`. */
+export function resolveP2pOptions(options: P2pOptions): ResolvedP2pOptions {
   const resolved = {
     ...options,
-    requestTimeoutMs: options.requestTimeoutMs ?? defaultP2POptions.requestTimeoutMs,
-    penaltyCooldownMs: options.penaltyCooldownMs ?? defaultP2POptions.penaltyCooldownMs,
+    requestTimeoutMs: options.requestTimeoutMs ?? defaultP2pOptions.requestTimeoutMs,
+    penaltyCooldownMs: options.penaltyCooldownMs ?? defaultP2pOptions.penaltyCooldownMs,
   };
   validateOptions(resolved);
   return resolved;
 }
 
-function validateOptions(options: ResolvedP2POptions): void {
+function validateOptions(options: ResolvedP2pOptions): void {
   const checks: [boolean, string][] = [
     [Number.isInteger(options.port) && options.port >= 0 && options.port <= 65535, "port must be 0..65535"],
     [Number.isSafeInteger(options.maxPeers) && options.maxPeers >= 1, "maxPeers must be a positive integer"],
@@ -71,5 +71,5 @@ function validateOptions(options: ResolvedP2POptions): void {
     [options.penaltyCooldownMs >= 0, "penaltyCooldownMs must be >= 0"],
     [Array.isArray(options.bootstrap), "bootstrap must be an array of multiaddrs"],
   ];
-  for (const [ok, message] of checks) if (!ok) throw new P2PError("invalid_argument", message);
+  for (const [ok, message] of checks) if (!ok) throw new P2pError("invalid_argument", message);
 }

@@ -2,7 +2,7 @@ import type { Connection, Stream } from "@libp2p/interface";
 import type { Multiaddr } from "@multiformats/multiaddr";
 import type { Logger } from "pino";
 import { parsePeersResponse, peerIdInAddr } from "./discovery.ts";
-import { P2PError, toP2PError } from "./errors.ts";
+import { P2pError, toP2pError } from "./errors.ts";
 import { encodeJson } from "./framing.ts";
 import type { LiveNode } from "./libp2pNode.ts";
 import type { PeerEntry, PeerManager } from "./peerManager.ts";
@@ -50,11 +50,11 @@ export class PeerExchangeProtocol {
         MAX_PEERS_RESPONSE_BYTES,
       );
       const entries = parsePeersResponse(answer);
-      if (entries === undefined) throw new P2PError("bad_message", "malformed peers answer");
+      if (entries === undefined) throw new P2pError("bad_message", "malformed peers answer");
       entry.silentRequests = 0;
       return entries;
     } catch (err) {
-      const error = toP2PError(err, "stream_error");
+      const error = toP2pError(err, "stream_error");
       if (this.live() === undefined) return undefined;
       if (isPeerFault(error)) this.peers.penalize(entry.id, `peers: ${error.message}`);
       else if (error.reason === "timeout") this.peers.lateAnswer(entry, `peers: ${error.message}`);

@@ -1,7 +1,7 @@
 import type { Connection, PeerId, Stream } from "@libp2p/interface";
 import type { Logger } from "pino";
 import type { RequestDeadlines } from "./deadlines.ts";
-import { P2PError, toP2PError } from "./errors.ts";
+import { P2pError, toP2pError } from "./errors.ts";
 import { decodeJson, FRAME_HEADER_BYTES, StreamReader, writeFrame } from "./framing.ts";
 import type { LiveNode } from "./libp2pNode.ts";
 import type { PeerEntry } from "./peerManager.ts";
@@ -38,7 +38,7 @@ export class RequestResponse {
 
   /**
    * One request: opens a stream on an open connection, sends a frame, reads one frame of at most
-   * `maxAnswerBytes` back and parses it as JSON. Throws `P2PError` (see failureOf).
+   * `maxAnswerBytes` back and parses it as JSON. Throws `P2pError` (see failureOf).
    */
   async request(
     entry: PeerEntry,
@@ -47,9 +47,9 @@ export class RequestResponse {
     maxAnswerBytes: number,
   ): Promise<unknown> {
     const node = this.live();
-    if (node === undefined) throw new P2PError("not_running", "network not running");
+    if (node === undefined) throw new P2pError("not_running", "network not running");
     const connection = node.getConnections(entry.peerId).find((c) => c.status === "open");
-    if (connection === undefined) throw new P2PError("not_connected", `no open connection to ${entry.id}`);
+    if (connection === undefined) throw new P2pError("not_connected", `no open connection to ${entry.id}`);
     const controller = this.deadlines.track();
     const { signal } = controller;
     let stream: Stream | undefined;
@@ -84,7 +84,7 @@ export class RequestResponse {
   ): Promise<void> {
     const entry = this.peers.entryFor(connection.remotePeer);
     if (entry === undefined) {
-      stream.abort(new P2PError("not_connected", "refused"));
+      stream.abort(new P2pError("not_connected", "refused"));
       return;
     }
     const controller = this.deadlines.track();
@@ -94,7 +94,7 @@ export class RequestResponse {
       const request = decodeJson(await reader.readFrame(maxRequestBytes, signal));
       const reply = await answer(request, entry);
       if (reply === undefined) {
-        stream.abort(new P2PError("not_connected", "refused"));
+        stream.abort(new P2pError("not_connected", "refused"));
         return;
       }
       await writeFrame(stream, reply.body, signal);
@@ -106,7 +106,7 @@ export class RequestResponse {
       if (this.live() === undefined) return;
       if (isPeerFault(error)) {
         this.peers.penalize(entry.id, `${what} request: ${error.message}`);
-      } else if (err instanceof P2PError || error.reason === "timeout") {
+      } else if (err instanceof P2pError || error.reason === "timeout") {
         this.log.debug({ peer: entry.id, what, err: error.message }, "inbound stream failed");
       } else {
         this.log.warn({ peer: entry.id, what, err }, "serving a request failed");
@@ -119,10 +119,10 @@ export class RequestResponse {
 }
 
 /** The error a request failed with: ours if we threw one, else why the deadline fired. */
-function failureOf(err: unknown, signal: AbortSignal): P2PError {
-  if (err instanceof P2PError && err.reason !== "timeout") return err;
-  if (signal.aborted && signal.reason instanceof P2PError) return signal.reason;
-  return toP2PError(err, "stream_error");
+function failureOf(err: unknown, signal: AbortSignal): P2pError {
+  if (err instanceof P2pError && err.reason !== "timeout") return err;
+  if (signal.aborted && signal.reason instanceof P2pError) return signal.reason;
+  return toP2pError(err, "stream_error");
 }
 
 /**
@@ -133,6 +133,6 @@ function failureOf(err: unknown, signal: AbortSignal): P2PError {
  * other within 10 s of full load). A late answer is only a failed request; the status exchange
  * drops a peer after repeated failures, and other requests after repeated silence.
  */
-export function isPeerFault(error: P2PError): boolean {
+export function isPeerFault(error: P2pError): boolean {
   return error.reason === "message_too_large" || error.reason === "bad_message";
 }

@@ -1,6 +1,6 @@
 import type { Connection, Stream } from "@libp2p/interface";
 import type { Logger } from "pino";
-import { P2PError, toP2PError } from "./errors.ts";
+import { P2pError, toP2pError } from "./errors.ts";
 import { encodeJson } from "./framing.ts";
 import type { LiveNode } from "./libp2pNode.ts";
 import type { PeerEntry, PeerManager } from "./peerManager.ts";
@@ -53,7 +53,7 @@ export class StatusProtocol {
       this.peers.acceptStatus(entry, answer);
     } catch (err) {
       if (this.live() === undefined || !this.peers.isCurrent(entry)) return;
-      const error = toP2PError(err, "stream_error");
+      const error = toP2pError(err, "stream_error");
       // A late answer counts as a failure (the peer may be busy); garbage is an offence.
       if (isPeerFault(error)) {
         this.peers.penalize(entry.id, `status: ${error.message}`);
@@ -81,7 +81,7 @@ export class StatusProtocol {
   serve(stream: Stream, connection: Connection): Promise<void> {
     return this.reqResp.serve(stream, connection, "status", MAX_STATUS_BYTES, (request, entry) => {
       const status = parsePeerStatus(request);
-      if (status === undefined) throw new P2PError("bad_message", "malformed status");
+      if (status === undefined) throw new P2pError("bad_message", "malformed status");
       const identity = this.peers.chainIdentity;
       const mismatch = identity === undefined ? undefined : statusMismatch(identity, status);
       const body = encodeJson(this.ourStatus());

@@ -22,7 +22,7 @@ export interface PeerStatus {
 }
 
 /** What the p2p layer asks of the node. Payloads are opaque JSON: the caller validates them. */
-export interface P2PHandlers {
+export interface P2pHandlers {
   /** Our status, sent in the handshake and on refresh. Called often; must be cheap and not throw. */
   status(): PeerStatus;
   /**

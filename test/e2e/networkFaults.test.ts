@@ -13,7 +13,7 @@ import {
 } from "../../src/consensus/index.ts";
 import { hexToBytes } from "../../src/crypto/index.ts";
 import { pino } from "pino";
-import { generateNodeKey, P2PNetwork, type PeerStatus, peerIdOf } from "../../src/p2p/index.ts";
+import { generateNodeKey, P2pNetwork, type PeerStatus, peerIdOf } from "../../src/p2p/index.ts";
 import { FAST_P2P, P2PTestNet, sleep, type TestPeer } from "../helpers/p2pNet.ts";
 import {
   assertNoDoubleSigning,
@@ -236,7 +236,7 @@ describe("peers serving corrupted blocks to a syncing full node (processes + raw
 }, () => {
   let net: Testnet | undefined;
   const peers = new P2PTestNet();
-  const networks: P2PNetwork[] = [];
+  const networks: P2pNetwork[] = [];
   after(async () => {
     await Promise.allSettled(networks.map((n) => n.stop()));
     await peers.stopAll();
@@ -348,7 +348,7 @@ describe("peers serving corrupted blocks to a syncing full node (processes + raw
     // request with one corrupted block. They are the full node's first static peers.
     const liars = await Promise.all(
       kinds.map(async (kind) => {
-        const liar = new P2PNetwork(
+        const liar = new P2pNetwork(
           { ...FAST_P2P, maxPeers: 1, nodeKey: generateNodeKey(), logger: silent },
           {
             status: () => fakeStatus,
@@ -399,7 +399,7 @@ describe("peers serving corrupted blocks to a syncing full node (processes + raw
 
     // (A validator may learn a liar's address by peer exchange and connect to it: only the full node counts here.)
     const fullId = peerIdOf(nodeKeyOf(testnet, FULL));
-    const connectedTo = (liar: P2PNetwork) => liar.peers().some((p) => p.id === fullId);
+    const connectedTo = (liar: P2pNetwork) => liar.peers().some((p) => p.id === fullId);
     const lines = logLines(testnet.output(FULL));
     const reasons = lines
       .filter((l) => l.msg === "peer served an invalid block")

@@ -2,8 +2,8 @@ import { pino } from "pino";
 import {
   type GossipTopic,
   generateNodeKey,
-  type P2POptions,
-  P2PNetwork,
+  type P2pOptions,
+  P2pNetwork,
   type PeerFilter,
   type PeerStatus,
   type Verdict,
@@ -35,7 +35,7 @@ export interface GossipRecord {
 
 /** A started network plus what its handlers saw; `status`, `verdict` and `blocks` are mutable. */
 export interface TestPeer {
-  net: P2PNetwork;
+  net: P2pNetwork;
   status: PeerStatus;
   gossip: GossipRecord[];
   verdict: (topic: GossipTopic, payload: unknown) => Verdict;
@@ -46,7 +46,7 @@ export interface TestPeer {
   addr: string;
 }
 
-export interface TestPeerOptions extends Partial<Omit<P2POptions, "logger" | "nodeKey">> {
+export interface TestPeerOptions extends Partial<Omit<P2pOptions, "logger" | "nodeKey">> {
   status?: Partial<PeerStatus>;
   verdict?: (topic: GossipTopic, payload: unknown) => Verdict;
   blocks?: unknown[];
@@ -56,7 +56,7 @@ export interface TestPeerOptions extends Partial<Omit<P2POptions, "logger" | "no
 const logger = pino({ level: process.env.P2P_TEST_LOG ?? "silent" }, pino.destination(2));
 
 /** Small, fast options for tests (STYLE.md §2.7). */
-export const FAST_P2P: Omit<P2POptions, "logger" | "nodeKey"> = {
+export const FAST_P2P: Omit<P2pOptions, "logger" | "nodeKey"> = {
   host: "127.0.0.1",
   port: 0,
   bootstrap: [],
@@ -82,14 +82,14 @@ export class P2PTestNet {
 
   async start(options: TestPeerOptions = {}): Promise<TestPeer> {
     const { status: statusOverrides, verdict, blocks, nodeKey, ...p2pOptions } = options;
-    const peer: Omit<TestPeer, "net" | "addr"> & { net?: P2PNetwork; addr?: string } = {
+    const peer: Omit<TestPeer, "net" | "addr"> & { net?: P2pNetwork; addr?: string } = {
       status: testStatus(statusOverrides),
       gossip: [],
       verdict: verdict ?? (() => "accept"),
       blocks: blocks ?? [],
       servedRanges: [],
     };
-    const net = new P2PNetwork(
+    const net = new P2pNetwork(
       { ...FAST_P2P, ...p2pOptions, nodeKey: nodeKey ?? generateNodeKey(), logger },
       {
         status: () => peer.status,

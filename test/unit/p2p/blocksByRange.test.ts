@@ -1,16 +1,16 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { encodeFrame } from "../../../src/p2p/framing.ts";
-import { BLOCKS_BY_RANGE_PROTOCOL, P2PError, type P2PErrorReason } from "../../../src/p2p/index.ts";
+import { BLOCKS_BY_RANGE_PROTOCOL, P2pError, type P2pErrorReason } from "../../../src/p2p/index.ts";
 import { json } from "../../helpers/p2pRawPeer.ts";
 import { knows, P2PTestNet, testStatus, waitFor } from "../../helpers/p2pNet.ts";
 
 const BLOCKS = Array.from({ length: 30 }, (_, n) => ({ number: n, hash: `h${n}` }));
 
 const failsWith =
-  (reason: P2PErrorReason) =>
+  (reason: P2pErrorReason) =>
   (err: unknown): boolean => {
-    assert.ok(err instanceof P2PError, `expected a P2PError, got ${String(err)}`);
+    assert.ok(err instanceof P2pError, `expected a P2pError, got ${String(err)}`);
     assert.equal(err.reason, reason, err.message);
     return true;
   };

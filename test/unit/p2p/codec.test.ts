@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { clipRange, encodeBlocksResponse, parseBlocksRequest } from "../../../src/p2p/blocksByRange.ts";
 import { Backoff, groupAddrs, parsePeersResponse } from "../../../src/p2p/discovery.ts";
 import { decodeJson, encodeFrame, encodeJson } from "../../../src/p2p/framing.ts";
-import { P2PError, topicName } from "../../../src/p2p/index.ts";
+import { P2pError, topicName } from "../../../src/p2p/index.ts";
 import { PeerBans } from "../../../src/p2p/peerBans.ts";
 import { parsePeerStatus, statusMismatch } from "../../../src/p2p/status.ts";
 import { testStatus } from "../../helpers/p2pNet.ts";
@@ -118,9 +118,9 @@ describe("p2p framing", () => {
 
   it("encodes JSON and refuses what JSON cannot carry", () => {
     assert.deepEqual(decodeJson(encodeJson({ a: [1, "x"] })), { a: [1, "x"] });
-    assert.throws(() => encodeJson(undefined), P2PError);
-    assert.throws(() => encodeJson({ n: 1n }), P2PError);
-    assert.throws(() => decodeJson(new Uint8Array([0xff, 0xfe])), P2PError);
+    assert.throws(() => encodeJson(undefined), P2pError);
+    assert.throws(() => encodeJson({ n: 1n }), P2pError);
+    assert.throws(() => decodeJson(new Uint8Array([0xff, 0xfe])), P2pError);
   });
 });
 

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { RequestDeadlines } from "../../../src/p2p/deadlines.ts";
-import { P2PError } from "../../../src/p2p/index.ts";
+import { P2pError } from "../../../src/p2p/index.ts";
 import { sleep } from "../../helpers/p2pNet.ts";
 
 const reasonOf = (controller: AbortController): string | undefined =>
-  controller.signal.reason instanceof P2PError ? controller.signal.reason.reason : undefined;
+  controller.signal.reason instanceof P2pError ? controller.signal.reason.reason : undefined;
 
 describe("p2p request deadlines", () => {
   it("aborts with a timeout after the deadline, unless untracked first", async () => {

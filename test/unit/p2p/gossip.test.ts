@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import { GOSSIP_TOPICS, P2PError } from "../../../src/p2p/index.ts";
+import { GOSSIP_TOPICS, P2pError } from "../../../src/p2p/index.ts";
 import { knows, P2PTestNet, sleep, type TestPeer, waitFor } from "../../helpers/p2pNet.ts";
 
 const isBad = (payload: unknown): boolean =>
@@ -112,7 +112,7 @@ describe("p2p gossip", () => {
     // Our own publish refuses what our limit forbids.
     assert.throws(
       () => small.net.publish("txs", { blob: "x".repeat(4096) }),
-      (err: unknown) => err instanceof P2PError && err.reason === "message_too_large",
+      (err: unknown) => err instanceof P2pError && err.reason === "message_too_large",
     );
   });
 

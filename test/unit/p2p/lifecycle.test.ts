@@ -3,9 +3,9 @@ import { after, describe, it } from "node:test";
 import { pino } from "pino";
 import {
   generateNodeKey,
-  P2PError,
-  P2PNetwork,
-  type P2PErrorReason,
+  P2pError,
+  P2pNetwork,
+  type P2pErrorReason,
   peerIdOf,
 } from "../../../src/p2p/index.ts";
 import { FAST_P2P, P2PTestNet, testStatus } from "../../helpers/p2pNet.ts";
@@ -18,9 +18,9 @@ const handlers = {
 };
 
 const failsWith =
-  (reason: P2PErrorReason) =>
+  (reason: P2pErrorReason) =>
   (err: unknown): boolean =>
-    err instanceof P2PError && err.reason === reason;
+    err instanceof P2pError && err.reason === reason;
 
 describe("p2p lifecycle", () => {
   const net = new P2PTestNet();
@@ -42,7 +42,7 @@ describe("p2p lifecycle", () => {
   });
 
   it("stop() before start() is a no-op", async () => {
-    const idle = new P2PNetwork({ ...FAST_P2P, nodeKey: generateNodeKey(), logger: silent }, handlers);
+    const idle = new P2pNetwork({ ...FAST_P2P, nodeKey: generateNodeKey(), logger: silent }, handlers);
     await idle.stop();
     assert.equal(idle.listening(), false);
   });
@@ -50,7 +50,7 @@ describe("p2p lifecycle", () => {
   it("reports a port in use as listen_failed", async () => {
     const a = await net.start();
     const port = Number(a.addr.split("/")[4]);
-    const clash = new P2PNetwork({ ...FAST_P2P, port, nodeKey: generateNodeKey(), logger: silent }, handlers);
+    const clash = new P2pNetwork({ ...FAST_P2P, port, nodeKey: generateNodeKey(), logger: silent }, handlers);
     try {
       await assert.rejects(clash.start(), failsWith("listen_failed"));
       assert.equal(clash.listening(), false);
@@ -61,7 +61,7 @@ describe("p2p lifecycle", () => {
 
   it("rejects bad options at construction", () => {
     const make = (overrides: object) => () =>
-      new P2PNetwork({ ...FAST_P2P, nodeKey: generateNodeKey(), logger: silent, ...overrides }, handlers);
+      new P2pNetwork({ ...FAST_P2P, nodeKey: generateNodeKey(), logger: silent, ...overrides }, handlers);
     assert.throws(make({ bootstrap: ["/ip4/127.0.0.1/tcp/1"] }), failsWith("invalid_argument"));
     assert.throws(make({ bootstrap: ["not a multiaddr"] }), failsWith("invalid_argument"));
     assert.throws(make({ host: "example.com" }), failsWith("invalid_argument"));
@@ -71,7 +71,7 @@ describe("p2p lifecycle", () => {
   });
 
   it("refuses to start with a malformed own status", async () => {
-    const bad = new P2PNetwork(
+    const bad = new P2pNetwork(
       { ...FAST_P2P, nodeKey: generateNodeKey(), logger: silent },
       { ...handlers, status: () => ({ ...testStatus(), head_hash: "nope" }) },
     );
@@ -84,7 +84,7 @@ describe("p2p lifecycle", () => {
     assert.equal(peerIdOf(key), peerIdOf(Uint8Array.from(key)));
     assert.match(peerIdOf(key), /^12D3KooW/);
     assert.notEqual(peerIdOf(key), peerIdOf(generateNodeKey()));
-    const network = new P2PNetwork({ ...FAST_P2P, nodeKey: key, logger: silent }, handlers);
+    const network = new P2pNetwork({ ...FAST_P2P, nodeKey: key, logger: silent }, handlers);
     assert.equal(network.peerId, peerIdOf(key));
   });
 });
