@@ -8,7 +8,7 @@ import type { BlockHeader, JsonValue, Validator } from "./types.ts";
 const Amount = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 
 /** genesis.json: everything that defines block 0 and the rules every node must share. */
-export const GenesisSchema = Type.Object(
+const GenesisSchema = Type.Object(
   {
     chain_id: Type.Integer({ minimum: 0, maximum: MAX_CHAIN_ID }),
     network_id: Type.Union([Type.Literal(0), Type.Literal(1)]),

@@ -7,9 +7,7 @@
 export { blockSize, commitHash, GENESIS_PROPOSER, hashHeader, transactionsHash, txSize } from "./block.ts";
 export {
   type BlockCheckContext,
-  checkProposedBlock,
   InvalidBlockError,
-  includableTxs,
   type ProposedBlock,
   UNORDERED_TX_WINDOW_MS,
   signatureJobOf,
@@ -26,10 +24,10 @@ export {
   TxRejectedError,
 } from "./errors.ts";
 export { executeTx } from "./execute.ts";
-export { type Genesis, GenesisSchema, genesisLeaves, genesisValidators, parseGenesis } from "./genesis.ts";
+export { type Genesis, parseGenesis } from "./genesis.ts";
 export { Listeners } from "./listeners.ts";
 export { type ClassifiedOperation, classifyOperation } from "./operation.ts";
-export { balancePath, noncePath, parsePath, stakePath } from "./path.ts";
+export { balancePath, noncePath, stakePath } from "./path.ts";
 export {
   balanceOf,
   nonceOf,
@@ -38,10 +36,9 @@ export {
   type StateReader,
   stakeOf,
 } from "./state.ts";
-export { EMPTY_ROOT, StateTrie, type TrieNodeReader, type TrieWrite } from "./stateTrie.ts";
+export { StateTrie, type TrieNodeReader, type TrieWrite } from "./stateTrie.ts";
 export {
   isQuorum,
-  sameValidators,
   selectValidators,
   stakeChangesOf,
   totalStake,

@@ -23,7 +23,7 @@ export type ClassifyResult =
 const denied = (message: string): ClassifyResult => ({ ok: false, reason: "permission_denied", message });
 const invalid = (message: string): ClassifyResult => ({ ok: false, reason: "invalid_operation", message });
 
-export function isSafeAmount(value: JsonValue): value is number {
+function isSafeAmount(value: JsonValue): value is number {
   return typeof value === "number" && Number.isSafeInteger(value);
 }
 

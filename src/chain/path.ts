@@ -2,7 +2,7 @@ import { isAddress, toChecksumAddress } from "../crypto/index.ts";
 
 /** Limits on state paths, so one write cannot make a pathological key. */
 export const MAX_PATH_DEPTH = 32;
-export const MAX_PATH_SEGMENT_CHARS = 256;
+const MAX_PATH_SEGMENT_CHARS = 256;
 /** Whole leaf path, in characters; LMDB keys must stay well under its 1,978-byte key limit. */
 export const MAX_PATH_CHARS = 512;
 

@@ -13,7 +13,7 @@ export interface StateReader {
   leafPathsBelow(path: string): Iterable<string>;
 }
 
-export function readNumber(state: StateReader, path: string): number {
+function readNumber(state: StateReader, path: string): number {
   const value = state.getLeaf(path);
   return typeof value === "number" ? value : 0;
 }

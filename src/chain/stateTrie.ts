@@ -104,4 +104,4 @@ const trieWrite = ({
     : { nodes: records, root: { hash: bytesToHex(root.hash), id: root.id } };
 
 /** keccak256(rlp("")): the root of the empty trie. */
-export const EMPTY_ROOT = "0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421";
+const EMPTY_ROOT = "0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421";

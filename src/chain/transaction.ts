@@ -11,7 +11,7 @@ import type { SignedTxInput, Tx, TxBody } from "./types.ts";
 const BODY_KEYS = new Set(["nonce", "timestamp", "operation", "parent_tx_hash"]);
 
 /** Deepest nesting of arrays and objects in a value; deeper would risk the stack in recursive code. */
-export const MAX_VALUE_DEPTH = 64;
+const MAX_VALUE_DEPTH = 64;
 
 /** Whether `value` nests deeper than `max` (iterative, so hostile depth cannot overflow the stack). */
 function nestsDeeperThan(value: unknown, max: number): boolean {

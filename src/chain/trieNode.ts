@@ -67,7 +67,7 @@ export interface BranchNode extends NodeBase {
 
 export type TrieNode = LeafNode | ExtensionNode | BranchNode;
 
-export const NO_REFS: Uint8Array = new Uint8Array(0);
+const NO_REFS: Uint8Array = new Uint8Array(0);
 
 export const isNode = (child: Child): child is TrieNode => child !== null && !(child instanceof Uint8Array);
 

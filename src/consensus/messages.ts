@@ -119,10 +119,7 @@ const HeaderSchema = Type.Object(
  */
 const SentAt = Type.Optional(Type.Integer({ minimum: 0 }));
 
-export const SignedVoteSchema = Type.Object(
-  { vote: VoteBodySchema, signature: Signature, at: SentAt },
-  strict,
-);
+const SignedVoteSchema = Type.Object({ vote: VoteBodySchema, signature: Signature, at: SentAt }, strict);
 
 export const SignedProposalSchema = Type.Object(
   {

@@ -3,7 +3,7 @@
  * EIP-55 addresses, the AIN 97-byte signature format, mnemonic derivation.
  * Owns no state and imports nothing else from src/.
  */
-export { isAddress, privateKeyToAddress, publicKeyToAddress, toChecksumAddress } from "./address.ts";
+export { isAddress, privateKeyToAddress, toChecksumAddress } from "./address.ts";
 export { canonicalJson } from "./canonicalJson.ts";
 export { bytesToHex, hexToBytes, isHex } from "./hex.ts";
 export { keccak256, keccakBackend, keccakHex, keccakReady, keccakText, utf8Bytes } from "./keccak.ts";
@@ -11,10 +11,8 @@ export { type DerivedAccount, deriveAccounts } from "./mnemonic.ts";
 export {
   isLowS,
   isValidPrivateKey,
-  publicKeyFromPrivate,
   recoverPublicKey,
   SECP256K1_BACKEND,
-  signHashRecoverable,
 } from "./secp256k1.ts";
 export {
   checkSignedHash,
@@ -31,7 +29,6 @@ export {
   hashObject,
   MAX_CHAIN_ID,
   recoverSigner,
-  SIGNATURE_BYTES,
   type SignatureCheck,
   signHash,
   signObject,

@@ -9,7 +9,7 @@ import { isLowS, recoverPublicKey, signHashRecoverable } from "./secp256k1.ts";
  * 97 bytes = hash(32) ‖ r(32) ‖ s(32) ‖ v(1), with v = 27 + recid on chain 0 and
  * 35 + 2·chainId + recid otherwise. v is one byte, so chain ids run 0..109.
  */
-export const SIGNATURE_BYTES = 97;
+const SIGNATURE_BYTES = 97;
 export const MAX_CHAIN_ID = 109;
 
 /** keccak256(keccak256(utf8(canonical JSON))): the hash of a transaction body or a vote. */

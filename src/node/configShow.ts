@@ -3,7 +3,7 @@ import type { NodeConfig, ResolvedConfig, ValueSource } from "./config.ts";
 import { CONFIG_SECTIONS, SETTINGS, settingId } from "./settings.ts";
 
 /** The effective configuration in config.toml's shape (every key, defaults included). */
-export function effectiveConfig(resolved: ResolvedConfig): NodeConfig {
+function effectiveConfig(resolved: ResolvedConfig): NodeConfig {
   const config: NodeConfig = {};
   for (const setting of SETTINGS) {
     const section = config[setting.section] ?? {};

@@ -4,11 +4,11 @@ import { type DerivedAccount, deriveAccounts } from "../crypto/index.ts";
 import { homePaths, loadGenesis, saveGenesis, saveKey } from "./home.ts";
 
 /** The public test mnemonic anvil and hardhat use: its keys are known to everyone. */
-export const DEV_MNEMONIC = "test test test test test test test test test test test junk";
-export const DEV_CHAIN_ID = 100;
-export const DEV_NETWORK_ID = 1;
-export const DEV_ACCOUNT_BALANCE = 1_000_000_000_000;
-export const DEV_VALIDATOR_STAKE = 1_000_000;
+const DEV_MNEMONIC = "test test test test test test test test test test test junk";
+const DEV_CHAIN_ID = 100;
+const DEV_NETWORK_ID = 1;
+const DEV_ACCOUNT_BALANCE = 1_000_000_000_000;
+const DEV_VALIDATOR_STAKE = 1_000_000;
 
 export function devAccounts(): DerivedAccount[] {
   return deriveAccounts(DEV_MNEMONIC, 10);

@@ -21,7 +21,7 @@ const ASSETS: Readonly<Record<string, readonly [file: string, contentType: strin
  * Only the page's own script, style and connections; no inline code, no frames, no plugins, no
  * external resources. 'self' in connect-src covers ws:// and wss:// to the same host (CSP 3).
  */
-export const EXPLORER_CSP = [
+const EXPLORER_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",

@@ -28,7 +28,7 @@ export interface Readiness {
   syncing: boolean;
 }
 
-export function readiness(source: ReadinessSource): Readiness {
+function readiness(source: ReadinessSource): Readiness {
   const syncing = source.syncing();
   const peers = source.peerCount();
   const reasons: NotReadyReason[] = [];

@@ -15,15 +15,14 @@ export {
   resolveConfig,
   type ValueSource,
 } from "./config.ts";
-export { configJson, effectiveConfig, renderConfigToml } from "./configShow.ts";
+export { configJson, renderConfigToml } from "./configShow.ts";
 // Test-only knobs (CHAIN_NODE_TEST_*), read at the process's edge and carried in NodeOptions.faults.
 export { readTestFaults, TEST_FAULT_VARIABLES, type TestFaults } from "../faults/index.ts";
-export { DEV_MNEMONIC, devAccounts, devGenesis, prepareDevHome } from "./devChain.ts";
-export { homePaths, type KeyFile, loadGenesis, loadKey, saveGenesis, saveKey } from "./home.ts";
+export { devAccounts, devGenesis, prepareDevHome } from "./devChain.ts";
+export { homePaths, type KeyFile, loadGenesis, saveKey } from "./home.ts";
 export {
   assertKeyNameFree,
   createKey,
-  KEYRING_ERROR_CODES,
   type KeyInfo,
   KeyringError,
   type KeyringErrorCode,
@@ -33,7 +32,6 @@ export {
   nextFreeKeyName,
   type PasswordSource,
   randomPrivateKey,
-  saveKeystoreFile,
   showKey,
   unlockKey,
 } from "./keyring.ts";
@@ -41,7 +39,6 @@ export {
   decryptKeystore,
   encryptKeystore,
   isKeystoreJson,
-  KEYSTORE_ERROR_CODES,
   KeystoreError,
   type KeystoreErrorCode,
   type KeystoreV3,
@@ -61,7 +58,6 @@ export {
 export { ChainNode, type NodeMode } from "./node.ts";
 export { defaultNodeOptions, type NodeOptions } from "./options.ts";
 export {
-  CONFIG_SECTIONS,
   type ConfigSection,
   envName,
   SETTINGS,

@@ -34,11 +34,11 @@ import { homePaths, loadKey } from "./home.ts";
  * address never needs a password: it comes from the file's `address` field.
  */
 
-export const KEY_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+const KEY_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 /** The libp2p identity of the node lives beside the keys but is not an account key. */
 const NODE_KEY_NAME = "node_key";
 
-export const KEYRING_ERROR_CODES = [
+const KEYRING_ERROR_CODES = [
   "invalid_name",
   "key_exists",
   "key_not_found",
@@ -73,12 +73,12 @@ export interface UnlockedKey {
 /** Asked only when the key is encrypted. */
 export type PasswordSource = () => Promise<string>;
 
-export function keyFilePath(home: string, name: string): string {
+function keyFilePath(home: string, name: string): string {
   return join(homePaths(home).keys, `${name}.json`);
 }
 
 /** Throws `invalid_name` unless `name` can name a key file. */
-export function validateKeyName(name: string): void {
+function validateKeyName(name: string): void {
   if (!KEY_NAME_PATTERN.test(name)) {
     throw new KeyringError("invalid_name", `invalid key name "${name}": use 1 to 64 of A-Z a-z 0-9 _ -`);
   }

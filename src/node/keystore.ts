@@ -57,7 +57,7 @@ export interface KeystoreV3 {
   };
 }
 
-export const KEYSTORE_ERROR_CODES = ["wrong_password", "invalid_keystore", "invalid_private_key"] as const;
+const KEYSTORE_ERROR_CODES = ["wrong_password", "invalid_keystore", "invalid_private_key"] as const;
 export type KeystoreErrorCode = (typeof KEYSTORE_ERROR_CODES)[number];
 
 export class KeystoreError extends Error {

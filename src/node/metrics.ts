@@ -8,7 +8,7 @@ import type { RpcServerHooks } from "../rpc/index.ts";
  * in one process (tests) keep separate numbers. Names and meanings: docs/configuration.md.
  */
 
-export const METRICS_PREFIX = "chain_node_";
+const METRICS_PREFIX = "chain_node_";
 
 /** Live values read when Prometheus scrapes (nothing to keep in sync between scrapes). */
 export interface MetricsSource {

@@ -11,9 +11,9 @@ import type { KeystoreV3 } from "./keystore.ts";
 
 /** Homes of a network: `init` (one node) and `testnet` (N validators + M full nodes on 127.0.0.1). */
 
-export const TESTNET_ACCOUNT_BALANCE = 1_000_000_000_000;
-export const TESTNET_VALIDATOR_STAKE = 1_000_000;
-export const TESTNET_MIN_VALIDATOR_STAKE = 100_000;
+const TESTNET_ACCOUNT_BALANCE = 1_000_000_000_000;
+const TESTNET_VALIDATOR_STAKE = 1_000_000;
+const TESTNET_MIN_VALIDATOR_STAKE = 100_000;
 
 const DEFAULT_CONSENSUS: Genesis["consensus"] = {
   block_time_ms: 1000,

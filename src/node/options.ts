@@ -42,7 +42,7 @@ export interface P2pSettings {
 }
 
 /** p2p's own defaults (p2p/options.ts), and the port and sync batch the node adds. */
-export const defaultP2pSettings: P2pSettings = {
+const defaultP2pSettings: P2pSettings = {
   host: defaultP2pOptions.host,
   port: 26656,
   bootstrap: [],

@@ -2,7 +2,7 @@
  * Why a p2p operation failed: a closed list of stable reasons (STYLE.md §2.6). `P2pNetwork`
  * throws `P2pError` across the layer boundary, never a bare `Error`.
  */
-export const P2P_ERROR_REASONS = [
+const P2P_ERROR_REASONS = [
   /** An argument or option is malformed (bad multiaddr, bad node key, from > to, ...). */
   "invalid_argument",
   /** The network is not running (before start or after stop). */

@@ -3,7 +3,7 @@ import { type GossipsubOpts, type Message, StrictNoSign, TopicValidatorResult } 
 import type { Verdict } from "./types.ts";
 
 /** Room for the gossipsub RPC envelope (topic, ids, control messages) around one payload. */
-export const GOSSIP_FRAME_OVERHEAD_BYTES = 64 * 1024;
+const GOSSIP_FRAME_OVERHEAD_BYTES = 64 * 1024;
 
 /**
  * Content-addressed message id: sha256(topic ‖ 0x00 ‖ data). Messages are unsigned (payloads
@@ -12,7 +12,7 @@ export const GOSSIP_FRAME_OVERHEAD_BYTES = 64 * 1024;
  * hashed in so that equal bytes on two topics stay two messages. sha256 from node:crypto (native)
  * because a 10 MiB proposal is hashed at every hop.
  */
-export function gossipMessageId(msg: Message): Uint8Array {
+function gossipMessageId(msg: Message): Uint8Array {
   return createHash("sha256")
     .update(msg.topic)
     .update(new Uint8Array([0]))

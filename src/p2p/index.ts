@@ -7,13 +7,12 @@
  * Gossip payloads and blocks are opaque JSON here; the node validates them through P2pHandlers
  * and answers with a verdict. Imports nothing from chain, consensus, node, storage or rpc.
  */
-export { P2P_ERROR_REASONS, P2pError, type P2pErrorReason } from "./errors.ts";
+export { P2pError, type P2pErrorReason } from "./errors.ts";
 export { P2pNetwork } from "./network.ts";
 export { generateNodeKey, peerIdOf } from "./nodeKey.ts";
 export { defaultP2pOptions, type P2pOptions } from "./options.ts";
 export {
   BLOCKS_BY_RANGE_PROTOCOL,
-  PEERS_PROTOCOL,
   STATUS_PROTOCOL,
   topicName,
 } from "./protocols.ts";

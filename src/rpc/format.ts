@@ -2,7 +2,7 @@ import type { ConfirmedTx, StoredBlock, Tx } from "../chain/index.ts";
 
 /** JSON shapes of the interface (spec §2), built from stored records. */
 
-export function txToJson(tx: Tx): Record<string, unknown> {
+function txToJson(tx: Tx): Record<string, unknown> {
   const out: Record<string, unknown> = {
     hash: tx.hash,
     address: tx.address,

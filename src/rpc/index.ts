@@ -19,18 +19,14 @@ export {
 } from "./openrpc.ts";
 export { defaultRpcServerOptions, type RpcServerHooks, type RpcServerOptions } from "./options.ts";
 export { WEBSOCKET_ONLY_REASON, websocketOnlyRoutes } from "./methods/subscription.ts";
-export { createRoutes, METHOD_LIST, METHODS, type MethodName, type Route } from "./routes.ts";
+export { createRoutes, METHOD_LIST, type MethodName, type Route } from "./routes.ts";
 export { type HttpHandler, RpcServer, type UpgradeHandler } from "./server.ts";
 export {
   NOTIFICATION_METHOD,
-  SUBSCRIBE_METHOD,
-  SUBSCRIPTION_TOPICS,
   SubscriptionHub,
   type SubscriptionLimits,
-  SubscriptionSession,
   type SubscriptionSource,
   type SubscriptionTopic,
-  UNSUBSCRIBE_METHOD,
 } from "./subscriptions.ts";
 export type { NodeInfo, RpcChainView, RpcContext, RpcLimits, RpcNetworkView, RpcTxPool } from "./types.ts";
 export { type PayloadHandler, WebSocketEndpoint, type WebSocketLimits } from "./ws.ts";

@@ -38,7 +38,7 @@ export const Amount = Type.Integer({
 
 const strict = { additionalProperties: false } as const;
 
-export const Operation = Type.Object(
+const Operation = Type.Object(
   {
     type: Type.Literal("SET_VALUE"),
     ref: Type.String({ description: "path into the state tree" }),
@@ -58,12 +58,9 @@ const txMembers = {
 };
 
 /** A transaction inside a block (full transactions). */
-export const Transaction = Type.Object(
-  { ...txMembers, operation: Operation },
-  { ...strict, title: "Transaction" },
-);
+const Transaction = Type.Object({ ...txMembers, operation: Operation }, { ...strict, title: "Transaction" });
 
-export const TxResult = Type.Union(
+const TxResult = Type.Union(
   [
     Type.Object({ code: Type.Literal(0) }, strict),
     Type.Object({ code: Type.Integer({ minimum: 1 }), reason: Type.String() }, strict),

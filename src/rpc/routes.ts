@@ -13,7 +13,7 @@ import type { RpcContext } from "./types.ts";
  * under its full name in methods/<namespace>.ts, beside the handlers that the node's context
  * makes for it.
  */
-export const METHODS = { ...CHAIN_METHODS, ...NET_METHODS, ...RPC_METHODS } satisfies MethodTable;
+const METHODS = { ...CHAIN_METHODS, ...NET_METHODS, ...RPC_METHODS } satisfies MethodTable;
 
 export type MethodName = keyof typeof METHODS;
 

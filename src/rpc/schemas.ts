@@ -19,12 +19,12 @@ export const Address = Type.String({
   pattern: "^0x[0-9a-fA-F]{40}$",
   description: "20-byte address, any case",
 });
-export const Signature = Type.String({
+const Signature = Type.String({
   pattern: "^0x[0-9a-fA-F]{194}$",
   description: "97 bytes: hash ‖ r ‖ s ‖ v, 0x-prefixed hex",
 });
 
-export const TransactionBody = Type.Object(
+const TransactionBody = Type.Object(
   {
     nonce: Type.Integer({ minimum: -1, maximum: Number.MAX_SAFE_INTEGER, description: "-1 for unordered" }),
     timestamp: Type.Integer({

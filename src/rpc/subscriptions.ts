@@ -18,10 +18,10 @@ export const UNSUBSCRIBE_METHOD = "chain_unsubscribe";
 /** The `method` of every notification a subscription sends. */
 export const NOTIFICATION_METHOD = "chain_subscription";
 
-export const SUBSCRIPTION_TOPICS = ["newBlocks", "pendingTransactions", "transaction"] as const;
+const SUBSCRIPTION_TOPICS = ["newBlocks", "pendingTransactions", "transaction"] as const;
 export type SubscriptionTopic = (typeof SUBSCRIPTION_TOPICS)[number];
 
-export const SubscribeParams = Params({
+const SubscribeParams = Params({
   topic: Type.Union(
     SUBSCRIPTION_TOPICS.map((topic) => Type.Literal(topic)),
     { description: "newBlocks, pendingTransactions or transaction" },
@@ -29,7 +29,7 @@ export const SubscribeParams = Params({
   // Required for topic "transaction", refused for the others (checked in subscribe()).
   hash: Type.Optional(Hash),
 });
-export const UnsubscribeParams = Params({
+const UnsubscribeParams = Params({
   subscription: Type.String({ maxLength: 128, description: "an id chain_subscribe returned" }),
 });
 export type SubscribeParams = Static<typeof SubscribeParams>;
@@ -50,13 +50,13 @@ export interface SubscriptionLimits {
 }
 
 /** A subscription id: 16 random bytes as 0x hex, unguessable across connections. */
-export const randomSubscriptionId = (): string => `0x${randomBytes(16).toString("hex")}`;
+const randomSubscriptionId = (): string => `0x${randomBytes(16).toString("hex")}`;
 
 /** Receives one notification as JSON text; the caller decides what a slow receiver costs. */
 export type NotificationSink = (text: string) => void;
 
 /** The JSON-RPC notification text; `resultJson` is already serialized (once per event, not per client). */
-export function notificationText(subscription: string, resultJson: string): string {
+function notificationText(subscription: string, resultJson: string): string {
   return `{"jsonrpc":"2.0","method":"${NOTIFICATION_METHOD}","params":{"subscription":${JSON.stringify(subscription)},"result":${resultJson}}}`;
 }
 

@@ -44,7 +44,7 @@ const SyncBlockSchema = Type.Object(
   { additionalProperties: false },
 );
 const syncBlockCheck = TypeCompiler.Compile(SyncBlockSchema);
-export const isSyncBlock = (value: unknown): value is Static<typeof SyncBlockSchema> & SyncBlock =>
+const isSyncBlock = (value: unknown): value is Static<typeof SyncBlockSchema> & SyncBlock =>
   syncBlockCheck.Check(value);
 
 /** What serving blocks needs from storage. */

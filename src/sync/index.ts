@@ -9,7 +9,6 @@ export {
   type BlockSource,
   BlockSync,
   groupsOf,
-  isSyncBlock,
   type SyncBlock,
   type SyncChain,
   type SyncOptions,

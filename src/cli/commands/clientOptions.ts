@@ -10,7 +10,7 @@ import { type PasswordFlags, passwordOptions, readPassword } from "../password.t
  * They speak to a running node over JSON-RPC only, through the same client dApps use.
  */
 
-export const DEFAULT_RPC_URL = "http://127.0.0.1:8080";
+const DEFAULT_RPC_URL = "http://127.0.0.1:8080";
 
 export interface RpcFlags {
   rpcUrl: string;
