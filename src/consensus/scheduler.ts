@@ -1,8 +1,8 @@
 /**
  * Time as the consensus engine sees it: a clock and one-shot timers. A node runs the engine on
- * `realScheduler` (its clock possibly skewed for tests: node/clock.ts); the scenario tests and the
- * many-validator simulation run it on a manual clock that only moves when told to
- * (test/helpers/manualScheduler.ts), so rounds and timeouts are exact and take no real time.
+ * `realScheduler` (its clock skewed only when a test sets CHAIN_NODE_TEST_CLOCK_SKEW_MS); the
+ * scenario tests and the many-validator simulation run it on a manual clock that only moves when
+ * told to (test/helpers/manualScheduler.ts), so rounds and timeouts are exact and take no real time.
  */
 export interface Scheduler {
   now(): number;
