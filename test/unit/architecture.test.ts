@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { readFileSync } from "node:fs";
+import { dirname, relative, resolve, sep } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
+import { filesBelow } from "../helpers/sourceFiles.ts";
 
 /**
  * STYLE.md §1: which layer may import which. Every cross-layer import goes through the
@@ -36,16 +37,6 @@ interface ImportEdge {
   target: string | undefined;
 }
 
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...sourceFiles(path));
-    else if (entry.name.endsWith(".ts")) out.push(path);
-  }
-  return out.sort();
-}
-
 /** Every module specifier a file names: static imports and re-exports (type-only too) and dynamic import(). */
 function importsOf(path: string): ImportEdge[] {
   const info = ts.preProcessFile(readFileSync(path, "utf8"), true, true);
@@ -63,7 +54,7 @@ function importsOf(path: string): ImportEdge[] {
 
 const layerOf = (srcRelative: string): string => srcRelative.split("/")[0] ?? "";
 
-const files = sourceFiles(SRC);
+const files = filesBelow(SRC);
 const edges = files.flatMap(importsOf);
 
 describe("architecture (STYLE.md §1)", () => {

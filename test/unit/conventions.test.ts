@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { dirname, relative, resolve } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
+import { filesBelow } from "../helpers/sourceFiles.ts";
 
 /**
  * STYLE.md's conventions that a reader trips on when they vary, checked on every file of src/:
@@ -18,17 +19,7 @@ const MAX_LINES = 500;
 /** What a longer file's head must say, with its reason after it. */
 const LONG_FILE_MARK = "Why this file is long:";
 
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...sourceFiles(path));
-    else if (entry.name.endsWith(".ts")) out.push(path);
-  }
-  return out.sort();
-}
-
-const files = sourceFiles(SRC).map((path) => ({
+const files = filesBelow(SRC).map((path) => ({
   name: relative(SRC, path),
   text: readFileSync(path, "utf8"),
 }));

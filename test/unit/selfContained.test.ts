@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
+import { filesBelow } from "../helpers/sourceFiles.ts";
 
 /**
  * The repository tests itself: no file in src/, test/, bench/ or scripts/ names a path that
@@ -17,16 +18,6 @@ import ts from "typescript";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const SCANNED = ["src", "test", "bench", "scripts"];
 const EXTENSIONS = [".ts", ".mts", ".mjs", ".js"];
-
-function filesUnder(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...filesUnder(path));
-    else if (EXTENSIONS.some((ext) => entry.name.endsWith(ext))) out.push(path);
-  }
-  return out;
-}
 
 /** The text of every string literal and template piece in `source`. */
 function stringsOf(source: string): string[] {
@@ -77,7 +68,7 @@ describe("the repository is self-contained", () => {
     const offenders: string[] = [];
     let scanned = 0;
     for (const top of SCANNED) {
-      for (const file of filesUnder(join(ROOT, top))) {
+      for (const file of filesBelow(join(ROOT, top), EXTENSIONS)) {
         scanned++;
         for (const text of escapingPaths(readFileSync(file, "utf8"), dirname(file), ROOT)) {
           offenders.push(`${relative(ROOT, file)}: ${JSON.stringify(text)}`);
