@@ -5,7 +5,7 @@ import type { Evidence } from "./voteSet.ts";
 /**
  * The engine's contract with the node (tendermint.ts): the messages it exchanges, its timeouts,
  * and what it needs of the chain, the pool and the network (ChainConsensusHost in the node; a
- * stub in the scenario tests and the simulation).
+ * hand-written host of its own in the scenario tests and the simulation).
  */
 
 export type ConsensusMessage = ({ kind: "proposal" } & SignedProposal) | ({ kind: "vote" } & SignedVote);

@@ -6,7 +6,7 @@ import { encodeJson, FRAME_HEADER_BYTES } from "./framing.ts";
 import type { LiveNode } from "./libp2pNode.ts";
 import type { PeerManager } from "./peerManager.ts";
 import { BLOCKS_BY_RANGE_PROTOCOL, MAX_BLOCKS_REQUEST_BYTES } from "./protocols.ts";
-import { isPeerFault, type RequestResponse } from "./requestResponse.ts";
+import { chargePeer, type RequestResponse } from "./requestResponse.ts";
 import type { P2pHandlers } from "./types.ts";
 
 /**
@@ -67,8 +67,7 @@ export class BlocksByRangeProtocol {
       return answer;
     } catch (err) {
       const error = toP2pError(err, "stream_error");
-      if (isPeerFault(error)) this.peers.penalize(peerId, `blocks by range: ${error.message}`);
-      else if (error.reason === "timeout") this.peers.lateAnswer(entry, `blocks by range: ${error.message}`);
+      chargePeer(this.peers, entry, "blocks by range", error);
       throw error;
     }
   }

@@ -13,7 +13,7 @@ import {
   MAX_PEERS_RESPONSE_BYTES,
   PEERS_PROTOCOL,
 } from "./protocols.ts";
-import { isPeerFault, type RequestResponse } from "./requestResponse.ts";
+import { chargePeer, type RequestResponse } from "./requestResponse.ts";
 
 /** Addresses given per peer in a peers answer. */
 const ADDRS_PER_PEER = 4;
@@ -56,9 +56,9 @@ export class PeerExchangeProtocol {
     } catch (err) {
       const error = toP2pError(err, "stream_error");
       if (this.live() === undefined) return undefined;
-      if (isPeerFault(error)) this.peers.penalize(entry.id, `peers: ${error.message}`);
-      else if (error.reason === "timeout") this.peers.lateAnswer(entry, `peers: ${error.message}`);
-      else this.log.debug({ peer: entry.id, err: error.message }, "peers request failed");
+      if (!chargePeer(this.peers, entry, "peers", error)) {
+        this.log.debug({ peer: entry.id, err: error.message }, "peers request failed");
+      }
       return undefined;
     }
   }

@@ -136,3 +136,19 @@ function failureOf(err: unknown, signal: AbortSignal): P2pError {
 export function isPeerFault(error: P2pError): boolean {
   return error.reason === "message_too_large" || error.reason === "bad_message";
 }
+
+/**
+ * Charges a failed request of ours to the peer that was asked, as isPeerFault says: garbage is a
+ * penalty, a late answer a strike (lateAnswer). False when the failure says nothing of the peer.
+ */
+export function chargePeer(
+  peers: { penalize(peerId: string, reason: string): void; lateAnswer(entry: PeerEntry, what: string): void },
+  entry: PeerEntry,
+  what: string,
+  error: P2pError,
+): boolean {
+  if (isPeerFault(error)) peers.penalize(entry.id, `${what}: ${error.message}`);
+  else if (error.reason === "timeout") peers.lateAnswer(entry, `${what}: ${error.message}`);
+  else return false;
+  return true;
+}

@@ -11,8 +11,8 @@ import { filesBelow } from "../helpers/sourceFiles.ts";
  * leaves the repository (a clone with nothing beside it must pass `npm test`). Every string
  * literal that reads as a relative path is resolved against its file's folder, and every absolute
  * one is compared with the folder the repository sits in; either may not land outside the root.
- * (This caught `../shared/vectors/signing.json`, read by the signing tests until the vectors were
- * copied to test/vectors/.)
+ * (This caught the signing tests, which read their vectors from the folder beside the repository
+ * until the vectors were copied to test/vectors/.)
  */
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
