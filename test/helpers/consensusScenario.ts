@@ -69,7 +69,7 @@ export class Scenario {
   /** While set, commits wait for it (holdCommits). */
   private commitGate: Promise<void> | undefined;
   private releaseCommits = (): void => undefined;
-  private head = { number: 0, timestamp: 0 };
+  private head: { number: number; timestamp: number };
   private readonly dir: string;
   private readonly signer: ConsensusSigner;
 
