@@ -57,6 +57,11 @@ export interface NodeWrites {
   records: Map<number, Uint8Array>;
   /** Undefined for the empty trie (nothing stored). */
   root: RootRef | undefined;
+  /**
+   * Ids of stored nodes the committed root reaches and this root no longer does: what pruning
+   * may delete once no kept state needs the committed root (docs/decisions/010-pruning.md).
+   */
+  retired: number[];
 }
 
 /** What insert and remove return when the subtree did not change. */
@@ -93,6 +98,12 @@ export class MerkleTrie {
   private nextId: number;
   /** What the last `newNodes()` gave; cleared by any change. */
   private writes: NodeWrites | undefined;
+  /**
+   * Stored nodes this generation replaced or dropped. Copy-on-write means a stored node leaves
+   * the trie only where a write copies it (own) or drops it (a removed leaf, a split or merged
+   * path): each of those places calls retire, and no other can unlink a stored node.
+   */
+  private retired: number[] = [];
 
   /**
    * Opens the trie at a committed root (none: empty). `nextId` is one past the largest id in
@@ -157,7 +168,7 @@ export class MerkleTrie {
       number(top, true);
       root = { hash, id: top.id };
     }
-    this.writes = { records, root };
+    this.writes = { records, root, retired: this.retired };
     return this.writes;
   }
 
@@ -169,6 +180,7 @@ export class MerkleTrie {
     if (isNode(this.root_)) this.release(this.root_, 0);
     this.gen += 1;
     this.writes = undefined;
+    this.retired = [];
   }
 
   /** Back to the committed root; changes since the last commit are dropped. */
@@ -176,6 +188,12 @@ export class MerkleTrie {
     this.root_ = this.committed;
     this.gen += 1;
     this.writes = undefined;
+    this.retired = [];
+  }
+
+  /** `node` leaves the trie: if it is a stored one, the block's write lists it as retired. */
+  private retire(node: TrieNode): void {
+    if (node.gen !== this.gen && node.id >= 0) this.retired.push(node.id);
   }
 
   private changed(root: Child): void {
@@ -191,6 +209,7 @@ export class MerkleTrie {
       node.id = -1;
       return node;
     }
+    this.retire(node);
     let copy: TrieNode;
     if (node.type === LEAF) copy = leaf(this.gen, node.path, node.value);
     else if (node.type === EXTENSION) copy = extension(this.gen, node.path, node.child);
@@ -223,6 +242,7 @@ export class MerkleTrie {
           changed.value = value;
           return changed;
         }
+        this.retire(node);
         const moved = leaf(this.gen, node.path.subarray(common + 1), node.value);
         return this.split(node.path, common, moved, key, depth, value);
       }
@@ -235,6 +255,7 @@ export class MerkleTrie {
           changed.child = below;
           return changed;
         }
+        this.retire(node);
         const rest = node.path.subarray(common + 1);
         const moved = rest.length === 0 ? node.child : extension(this.gen, rest, node.child);
         return this.split(node.path, common, moved, key, depth, value);
@@ -276,11 +297,14 @@ export class MerkleTrie {
     if (node === null) return UNCHANGED;
     switch (node.type) {
       case LEAF:
-        return commonPrefix(node.path, key, depth) === node.path.length ? null : UNCHANGED;
+        if (commonPrefix(node.path, key, depth) !== node.path.length) return UNCHANGED;
+        this.retire(node);
+        return null;
       case EXTENSION: {
         if (commonPrefix(node.path, key, depth) !== node.path.length) return UNCHANGED;
         const below = this.remove(node.child, key, depth + node.path.length);
         if (below === UNCHANGED) return UNCHANGED;
+        this.retire(node);
         // A branch below an extension keeps at least one child, so `below` is never empty; it
         // may have collapsed into a leaf or extension, which then absorbs this path.
         return this.prefixed(node.path, this.resolve(below) as TrieNode);

@@ -22,6 +22,11 @@ export interface TrieWrite {
   nodes: Iterable<readonly [number, Uint8Array]>;
   /** Absent for the empty trie, which stores nothing. */
   root?: { hash: string; id: number };
+  /**
+   * Ids of stored nodes that the parent's root reaches and this block's root does not: pruning
+   * deletes them once the parent's state is no longer kept (docs/decisions/010-pruning.md).
+   */
+  retired: readonly number[];
 }
 
 /**
@@ -95,13 +100,15 @@ export function buildStateTrie(
 const trieWrite = ({
   records,
   root,
+  retired = [],
 }: {
   records: Iterable<readonly [number, Uint8Array]>;
   root: RootRef | undefined;
+  retired?: readonly number[];
 }): TrieWrite =>
   root === undefined
-    ? { nodes: records }
-    : { nodes: records, root: { hash: bytesToHex(root.hash), id: root.id } };
+    ? { nodes: records, retired }
+    : { nodes: records, root: { hash: bytesToHex(root.hash), id: root.id }, retired };
 
 /** keccak256(rlp("")): the root of the empty trie. */
 const EMPTY_ROOT = "0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421";
