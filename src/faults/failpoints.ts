@@ -54,6 +54,17 @@ export const FAILPOINTS = [
     path: "commit",
     at: "block producer: pool pruned, before the block events (logs) run",
   },
+  // ---- pruning, inside a block's write transaction (storage/pruning.ts) ----
+  {
+    name: "prune.afterNodeDeletes",
+    path: "prune",
+    at: "Pruner: states_from moved and a retired batch of trie nodes deleted, the block's transaction not yet committed",
+  },
+  {
+    name: "prune.afterBlockDelete",
+    path: "prune",
+    at: "Pruner: an old block, its transactions and hash index deleted, the block's transaction not yet committed",
+  },
   // ---- the pool journal (a transaction is acknowledged only after its journal write) ----
   {
     name: "journal.inWrite",

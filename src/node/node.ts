@@ -119,7 +119,7 @@ export class ChainNode {
     armFailpoint(options.faults.failpoint);
     const paths = homePaths(options.home);
     mkdirSync(paths.data, { recursive: true });
-    const store = new LmdbStore(paths.data);
+    const store = new LmdbStore(paths.data, options.storage);
     let started: BlockMaking | undefined;
     let live: LiveUpdates | undefined;
     let verifier: SignatureWorkers | undefined;
@@ -161,6 +161,7 @@ export class ChainNode {
       const chainView: RpcChainView = {
         headNumber: () => chain.head().header.number,
         getBlock: (number) => store.getBlock(number),
+        blocksFrom: () => store.blocksFrom(),
         getBlockNumber: (hash) => store.getBlockNumber(hash),
         getConfirmedTx: (hash) => store.getConfirmedTx(hash),
         balanceOf: (address) => balanceOf(store, normalize(address)),

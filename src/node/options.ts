@@ -3,6 +3,7 @@ import type { ConsensusTimeouts } from "../consensus/index.ts";
 import { NO_TEST_FAULTS, type TestFaults } from "../faults/index.ts";
 import { defaultP2pOptions } from "../p2p/index.ts";
 import { defaultRpcServerOptions, type RpcServerOptions } from "../rpc/index.ts";
+import { defaultRetention, type RetentionOptions } from "../storage/index.ts";
 import { defaultTxPoolOptions } from "../txpool/index.ts";
 
 /** Every knob of a running node, composed from the layers' own options. */
@@ -23,6 +24,8 @@ export interface NodeOptions {
   name: string;
   location: string;
   p2p: P2pSettings;
+  /** How many recent states and blocks the data directory keeps (storage/pruning.ts). */
+  storage: RetentionOptions;
   /** Round timeouts; the block time (commitMs) comes from genesis unless overridden. */
   consensus: Omit<ConsensusTimeouts, "commitMs">;
   /** Test-only faults (CHAIN_NODE_TEST_* variables, src/faults); none unless a test sets them. */
@@ -74,6 +77,7 @@ export function defaultNodeOptions(home: string): NodeOptions {
     name: hostname(),
     location: "",
     p2p: { ...defaultP2pSettings, bootstrap: [] },
+    storage: { ...defaultRetention },
     consensus: { ...defaultConsensusTimeouts },
     faults: NO_TEST_FAULTS,
   };

@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { UNORDERED_TX_WINDOW_MS } from "../chain/index.ts";
+import { MIN_RETAIN } from "../storage/index.ts";
 import type { NodeOptions } from "./options.ts";
 
 /**
@@ -9,7 +10,7 @@ import type { NodeOptions } from "./options.ts";
  * exist in one of them and be missing from another.
  */
 
-export const CONFIG_SECTIONS = ["node", "rpc", "p2p", "consensus", "pool"] as const;
+export const CONFIG_SECTIONS = ["node", "rpc", "p2p", "consensus", "pool", "storage"] as const;
 export type ConfigSection = (typeof CONFIG_SECTIONS)[number];
 
 export interface Setting<S extends TSchema = TSchema> {
@@ -27,6 +28,11 @@ const setting = <S extends TSchema>(definition: Setting<S>): Setting => definiti
 
 const Port = Type.Integer({ minimum: 0, maximum: 65535 });
 const Positive = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+/** 0 (keep everything) or at least MIN_RETAIN. */
+const Retention = Type.Union([
+  Type.Literal(0),
+  Type.Integer({ minimum: MIN_RETAIN, maximum: Number.MAX_SAFE_INTEGER }),
+]);
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 const LogLevel = Type.Union(LOG_LEVELS.map((level) => Type.Literal(level)));
 const LogFormat = Type.Union([Type.Literal("json"), Type.Literal("pretty"), Type.Literal("auto")]);
@@ -372,6 +378,26 @@ export const SETTINGS: readonly Setting[] = [
     get: (o) => o.pool.replayWindowMs,
     set: (o, v) => {
       o.pool.replayWindowMs = v;
+    },
+  }),
+  setting({
+    section: "storage",
+    key: "retain_states",
+    schema: Retention,
+    doc: `Recent states whose trie nodes are kept (the head's included); older ones are pruned a bounded amount per block. 0 keeps every state (archive); otherwise at least ${MIN_RETAIN}.`,
+    get: (o) => o.storage.retainStates,
+    set: (o, v) => {
+      o.storage.retainStates = v;
+    },
+  }),
+  setting({
+    section: "storage",
+    key: "retain_blocks",
+    schema: Retention,
+    doc: `Recent blocks kept with their transactions (the head's included; block 0 always). 0 keeps every block; otherwise at least ${MIN_RETAIN}.`,
+    get: (o) => o.storage.retainBlocks,
+    set: (o, v) => {
+      o.storage.retainBlocks = v;
     },
   }),
 ];

@@ -56,6 +56,17 @@ export const RANGE_ERRORS: readonly MethodErrorDoc[] = [
   },
 ];
 
+/** Methods that take a block number: the node may have pruned that block (`storage.retain_blocks`). */
+export const PRUNED_ERRORS: readonly MethodErrorDoc[] = [
+  {
+    code: C.limitExceeded,
+    reason: "pruned",
+    message: "the block was pruned; data.first_available is the lowest block above 0 still kept",
+    detail:
+      "The block (or a block of the range) is older than this node keeps (`storage.retain_blocks`); `data.first_available` is the lowest block above 0 it still holds (block 0 is always kept). Ask an archive node.",
+  },
+];
+
 /** Why each rejection happens. Typed by the closed union: a new reason cannot go undocumented. */
 export const TX_REJECT_REASON_DETAILS: Readonly<Record<TxRejectReason, string>> = {
   invalid_signature: "The signature is malformed, high-s, or no key recovers from it.",

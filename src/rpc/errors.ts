@@ -50,6 +50,12 @@ export const limitExceeded = (
   extra: Record<string, unknown> = {},
 ): RpcError => new RpcError(RPC_ERROR_CODES.limitExceeded, message, { reason, ...extra });
 
+/** A block (or state) the node no longer keeps: an error, never a null that reads as "none". */
+export const pruned = (what: string, firstAvailable: number): RpcError =>
+  limitExceeded(`${what} was pruned; the lowest kept above 0 is ${firstAvailable}`, "pruned", {
+    first_available: firstAvailable,
+  });
+
 /**
  * The one place where errors become JSON-RPC errors. Domain rejections keep their reason;
  * anything unexpected is reported as -32603 with an id the operator can find in the log.

@@ -7,6 +7,8 @@ import type { ConfirmedTx, SignedTxInput, StoredBlock, Tx } from "../chain/index
 export interface RpcChainView {
   headNumber(): number;
   getBlock(number: number): StoredBlock | undefined;
+  /** Lowest block number above 0 still stored: blocks 1 … blocksFrom() - 1 were pruned. */
+  blocksFrom(): number;
   getBlockNumber(hash: string): number | undefined;
   getConfirmedTx(hash: string): ConfirmedTx | undefined;
   balanceOf(address: string): number;

@@ -1,8 +1,9 @@
 /**
- * storage: the LMDB data directory. Owns the on-disk layout (schema.ts), atomic block commits
- * and the pool journal (poolJournal.ts).
+ * storage: the LMDB data directory. Owns the on-disk layout (schema.ts), atomic block commits,
+ * the pool journal (poolJournal.ts) and pruning of old states and blocks (pruning.ts).
  * Does not own what a block means (chain) or which transactions are pending (txpool).
  */
 export { LmdbStore } from "./lmdbStore.ts";
 export { LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
+export { defaultRetention, MIN_RETAIN, type RetentionOptions } from "./pruning.ts";
 export { DATABASES, SCHEMA_VERSION } from "./schema.ts";

@@ -10,7 +10,16 @@ import type {
 } from "../chain/index.ts";
 import { failpoint } from "../faults/index.ts";
 import { LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
+import { defaultRetention, packIds, Pruner, type RetentionOptions, type RetiredEntry } from "./pruning.ts";
 import { DATABASES, SCHEMA_VERSION } from "./schema.ts";
+
+/**
+ * Entries pruning may delete in one block's write: twice what the block wrote, so that it gains
+ * on a steady load (a block retires about as many trie nodes as it writes), plus a floor so that
+ * quiet blocks catch up with a backlog. Bounded, so that no commit holds the writer for long.
+ */
+const PRUNE_FLOOR = 2_000;
+const pruneBudget = (written: number): number => PRUNE_FLOOR + 2 * written;
 
 /**
  * The node's LMDB environment. Implements the chain's ChainStore (one write transaction per
@@ -26,6 +35,8 @@ export class LmdbStore implements ChainStore {
   private readonly state: Database<JsonValue, string>;
   private readonly trie: Database<Uint8Array, number>;
   private readonly trieRoots: Database<number, string>;
+  private readonly trieRetired: Database<RetiredEntry, number>;
+  private readonly pruner: Pruner;
   /** The pool journal (txpool's PoolJournal); its entries share this environment's writer. */
   readonly journal: LmdbPoolJournal;
   /**
@@ -38,7 +49,7 @@ export class LmdbStore implements ChainStore {
   /** True while commitTogether's write transaction is open. */
   private together = false;
 
-  constructor(path: string) {
+  constructor(path: string, retention: RetentionOptions = defaultRetention) {
     this.root = open({ path, compression: false });
     this.meta = this.root.openDB({ name: DATABASES.meta });
     this.blocks = this.root.openDB({ name: DATABASES.blocks, keyEncoding: "uint32" });
@@ -47,15 +58,29 @@ export class LmdbStore implements ChainStore {
     this.state = this.root.openDB({ name: DATABASES.state });
     this.trie = this.root.openDB({ name: DATABASES.trie, encoding: "binary" });
     this.trieRoots = this.root.openDB({ name: DATABASES.trieRoots });
+    this.trieRetired = this.root.openDB({ name: DATABASES.trieRetired, keyEncoding: "uint32" });
     const journal = this.root.openDB<Tx, number>({ name: DATABASES.journal });
     this.stakes = this.root.openDB({ name: DATABASES.stakers });
     this.validatorSets = this.root.openDB({ name: DATABASES.validatorSets, keyEncoding: "uint32" });
     const version = this.meta.get("schema_version");
     if (version === 3) this.migrateJournal(journal);
+    if (version === 3 || version === 4) this.migrateToRetirement();
     else if (version !== undefined && version !== SCHEMA_VERSION) {
       throw new Error(`data directory has schema version ${version}; this node reads ${SCHEMA_VERSION}`);
     }
     this.journal = new LmdbPoolJournal(this.root, journal);
+    this.pruner = new Pruner(
+      {
+        meta: this.meta,
+        blocks: this.blocks,
+        blockNumbers: this.blockNumbers,
+        txs: this.txs,
+        trie: this.trie,
+        trieRoots: this.trieRoots,
+        trieRetired: this.trieRetired,
+      },
+      retention,
+    );
   }
 
   headNumber(): number | undefined {
@@ -103,6 +128,26 @@ export class LmdbStore implements ChainStore {
     return this.trieRoots.get(rootHex);
   }
 
+  /** Lowest height whose state is kept whole (0: all of them); lower ones were pruned. */
+  statesFrom(): number {
+    return this.pruner.statesFrom();
+  }
+
+  /** Lowest block number above 0 that is kept (1: none pruned); block 0 is always kept. */
+  blocksFrom(): number {
+    return this.pruner.blocksFrom();
+  }
+
+  /**
+   * The data file's extent in pages: one past the highest page ever written. Pages that pruning
+   * frees go to LMDB's free list and are reused by later writes before the file grows, so with
+   * pruning on this stays flat under a steady load.
+   */
+  usedPages(): { pages: number; pageSize: number } {
+    const stats = this.root.getStats() as { lastPageNumber: number; pageSize: number };
+    return { pages: stats.lastPageNumber + 1, pageSize: stats.pageSize };
+  }
+
   nextTrieNodeId(): number {
     for (const id of this.trie.getKeys({ reverse: true, limit: 1 })) return id + 1;
     return 0;
@@ -130,7 +175,12 @@ export class LmdbStore implements ChainStore {
         else this.state.put(path, value);
       }
       // Ids only grow, so these land at the end of the table: appended pages, not rewritten ones.
-      for (const [id, record] of write.trie.nodes) this.trie.put(id, record);
+      let written = write.txs.length;
+      for (const [id, record] of write.trie.nodes) {
+        this.trie.put(id, record);
+        written++;
+      }
+      if (this.pruner.prunesStates) this.recordRetired(write);
       if (write.trie.root !== undefined) this.trieRoots.put(write.trie.root.hash, write.trie.root.id);
       for (const [address, stake] of write.stakeChanges) {
         if (stake === 0) this.stakes.remove(address);
@@ -140,6 +190,7 @@ export class LmdbStore implements ChainStore {
         this.validatorSets.put(write.validatorSet.fromHeight, write.validatorSet.validators);
       }
       failpoint("commit.afterStateWrites");
+      this.pruner.prune(block.header.number, pruneBudget(written));
       this.meta.put("head", block.header.number);
       this.meta.put("schema_version", SCHEMA_VERSION);
       failpoint("commit.afterHeadWrite");
@@ -207,13 +258,35 @@ export class LmdbStore implements ChainStore {
     return done;
   }
 
+  /**
+   * Notes what `write`'s block retired from the trie (read before its root entry is written: an
+   * empty block keeps its parent's root, which then retires nothing).
+   */
+  private recordRetired(write: BlockWrite): void {
+    const { block, trie } = write;
+    const parentRoot = this.blocks.get(block.header.number - 1)?.header.state_root;
+    const entry: RetiredEntry = { ids: packIds(trie.retired) };
+    if (parentRoot !== undefined && parentRoot !== block.header.state_root) {
+      const rootId = this.trieRoots.get(parentRoot);
+      if (rootId !== undefined) Object.assign(entry, { root: parentRoot, rootId });
+    }
+    if (entry.ids.length > 0 || entry.root !== undefined) this.trieRetired.put(block.header.number, entry);
+  }
+
+  /**
+   * Schema 4 → 5: blocks record what they retire from the trie. Blocks committed before kept
+   * no such record, so the nodes only their states reach stay on disk (docs/decisions/010).
+   */
+  private migrateToRetirement(): void {
+    this.root.transactionSync(() => this.meta.put("schema_version", SCHEMA_VERSION));
+  }
+
   /** Schema 3 → 4: the journal's entries move from the hash-keyed table to the seq-keyed one. */
   private migrateJournal(journal: Database<Tx, number>): void {
     const legacy = this.root.openDB<PoolRecord, string>({ name: DATABASES.legacyPool });
     this.root.transactionSync(() => {
       for (const { value } of legacy.getRange()) journal.put(value.seq, value.tx);
       legacy.dropSync();
-      this.meta.put("schema_version", SCHEMA_VERSION);
     });
   }
 

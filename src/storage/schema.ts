@@ -3,7 +3,10 @@
  * Values are msgpack (lmdb-js default) unless marked binary.
  */
 export const DATABASES = {
-  /** "head" → number of the last committed block; "schema_version" → number. */
+  /**
+   * "head" → number of the last committed block; "schema_version" → number; "states_from" and
+   * "blocks_from" → the lowest kept state and block (storage/pruning.ts).
+   */
   meta: "meta",
   /** block number → StoredBlock. */
   blocks: "blocks",
@@ -20,6 +23,11 @@ export const DATABASES = {
   trie: "trie",
   /** state root (hex with 0x) → the node id of that root. */
   trieRoots: "trie_roots",
+  /**
+   * height d (uint32) → what block d retired from the trie: the ids of nodes only states below d
+   * reach, and the parent's root entry. Written only while states are pruned (storage/pruning.ts).
+   */
+  trieRetired: "trie_retired",
   /**
    * arrival seq → Tx: the journal of admitted, not yet committed transactions. Keyed by the
    * pool's arrival number, so a journal write appends at the end of the table (keyed by hash,
@@ -38,5 +46,6 @@ export const DATABASES = {
 /**
  * 2: stakers and validator_sets. 3: trie nodes by id (docs/decisions/008-state-commitment.md).
  * 4: the pool journal keyed by arrival seq (a schema-3 directory is migrated when opened).
+ * 5: trie_retired, and the pruning markers in meta (a schema-3 or 4 directory is migrated).
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;

@@ -48,6 +48,8 @@ export interface TestNodeOverrides {
   rpc?: Partial<NodeOptions["rpc"]>;
   /** Serve GET /metrics. */
   metrics?: boolean;
+  /** Retention ([storage]); by default the node's. */
+  storage?: Partial<NodeOptions["storage"]>;
   /** Reuse a home (restart tests); by default a fresh temporary one. */
   home?: string;
   keepHome?: boolean;
@@ -70,6 +72,7 @@ export async function startTestNode(overrides: TestNodeOverrides = {}): Promise<
   options.pool = { ...options.pool, ...overrides.pool };
   options.blockTimeMs = overrides.blockTimeMs ?? 50;
   options.metrics = overrides.metrics ?? false;
+  options.storage = { ...options.storage, ...overrides.storage };
   const validator = accounts[0] as DerivedAccount;
   const node = await ChainNode.start(
     options,

@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import type { SignedTxInput, StoredBlock } from "../../chain/index.ts";
-import { invalidParams, invalidRequest, limitExceeded } from "../errors.ts";
+import { invalidParams, invalidRequest, limitExceeded, pruned } from "../errors.ts";
 import {
   blockToJson,
   confirmedTxToJson,
@@ -10,7 +10,7 @@ import {
 } from "../format.ts";
 import { BlockAnswerCache } from "../blockAnswerCache.ts";
 import { RawJson } from "../rawJson.ts";
-import { BATCH_ERRORS, RANGE_ERRORS, TX_REJECTED_ERRORS } from "../errorDocs.ts";
+import { BATCH_ERRORS, PRUNED_ERRORS, RANGE_ERRORS, TX_REJECTED_ERRORS } from "../errorDocs.ts";
 import type { Handlers, MethodTable } from "../method.ts";
 import {
   Amount,
@@ -51,6 +51,7 @@ export const CHAIN_METHODS = {
     summary: "The block with this number, or null.",
     result: "Block | null",
     resultSchema: Nullable(Block),
+    errors: PRUNED_ERRORS,
   },
   chain_getBlockByHash: {
     params: Params({ hash: Hash, getFullTransactions: FullTxs }),
@@ -63,20 +64,21 @@ export const CHAIN_METHODS = {
     summary: "Blocks from..to inclusive (clipped to the head), with full transactions.",
     result: "Block[]",
     resultSchema: Type.Array(BlockWithTransactions),
-    errors: RANGE_ERRORS,
+    errors: [...RANGE_ERRORS, ...PRUNED_ERRORS],
   },
   chain_getBlockHeaders: {
     params: Range,
     summary: "Block headers from..to inclusive (clipped to the head).",
     result: "BlockHeader[]",
     resultSchema: Type.Array(BlockHeader),
-    errors: RANGE_ERRORS,
+    errors: [...RANGE_ERRORS, ...PRUNED_ERRORS],
   },
   chain_getBlockTransactionCountByNumber: {
     params: Params({ number: BlockNumber }),
     summary: "Number of transactions in the block, or null.",
     result: "Number | null",
     resultSchema: Nullable(Count),
+    errors: PRUNED_ERRORS,
   },
   chain_getBlockTransactionCountByHash: {
     params: Params({ hash: Hash }),
@@ -95,6 +97,7 @@ export const CHAIN_METHODS = {
     summary: "Address of the block's proposer, or null.",
     result: "String | null",
     resultSchema: Nullable(ChecksumAddress),
+    errors: PRUNED_ERRORS,
   },
   chain_getValidatorsByHash: {
     params: Params({ hash: Hash }),
@@ -107,6 +110,7 @@ export const CHAIN_METHODS = {
     summary: "Addresses whose votes finalized the block (sorted), or null.",
     result: "String[] | null",
     resultSchema: Nullable(Type.Array(ChecksumAddress)),
+    errors: PRUNED_ERRORS,
   },
   chain_getPendingTransactions: {
     params: NoParams,
@@ -119,6 +123,7 @@ export const CHAIN_METHODS = {
     summary: "The transaction at this position, with block_hash, block_number, index and result; or null.",
     result: "Transaction | null",
     resultSchema: Nullable(ConfirmedTransaction),
+    errors: PRUNED_ERRORS,
   },
   chain_getTransactionByBlockHashAndIndex: {
     params: Params({ block_hash: Hash, index: Index }),
@@ -177,7 +182,13 @@ export const CHAIN_METHODS = {
 
 /** What each `chain_` method does, over the node's chain and pool. */
 export function chainHandlers({ chain, pool, limits }: RpcContext): Handlers<typeof CHAIN_METHODS> {
-  const byNumber = (number: number): StoredBlock | undefined => chain.getBlock(number);
+  /** Refuses a number below what the node keeps (block 0 is always kept). */
+  const kept = (number: number): number => {
+    const first = chain.blocksFrom();
+    if (number > 0 && number < first) throw pruned(`block ${number}`, first);
+    return number;
+  };
+  const byNumber = (number: number): StoredBlock | undefined => chain.getBlock(kept(number));
   const byHash = (hash: string): StoredBlock | undefined => {
     const number = chain.getBlockNumber(hash.toLowerCase());
     return number === undefined ? undefined : chain.getBlock(number);
@@ -201,6 +212,9 @@ export function chainHandlers({ chain, pool, limits }: RpcContext): Handlers<typ
       });
     }
     const last = Math.min(to, chain.headNumber());
+    // Block 0 is always kept: the range is whole unless a block from 1 on was pruned.
+    const lowest = Math.max(from, 1);
+    if (lowest <= last) kept(lowest);
     const numbers: number[] = [];
     for (let n = from; n <= last; n++) numbers.push(n);
     return numbers;
@@ -220,7 +234,7 @@ export function chainHandlers({ chain, pool, limits }: RpcContext): Handlers<typ
     chain_getRecentBlock: () => blockAnswer(chain.headNumber(), true),
     chain_getRecentBlockNumber: () => chain.headNumber(),
     chain_getBlockByNumber: ({ number, getFullTransactions }) =>
-      blockAnswer(number, getFullTransactions === true),
+      blockAnswer(kept(number), getFullTransactions === true),
     chain_getBlockByHash: ({ hash, getFullTransactions }) =>
       blockAnswer(chain.getBlockNumber(hash.toLowerCase()), getFullTransactions === true),
     chain_getBlocks: ({ from, to }) => {

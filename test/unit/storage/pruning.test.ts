@@ -1,0 +1,206 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { open } from "lmdb";
+import type { Chain, Tx } from "../../../src/chain/index.ts";
+import { nonceOf, StateTrie } from "../../../src/chain/index.ts";
+import { decodeRecord } from "../../../src/chain/trieCodec.ts";
+import { type Child, childAt, idOfRef, isNode } from "../../../src/chain/trieNode.ts";
+import { DATABASES, LmdbStore, type RetentionOptions, SCHEMA_VERSION } from "../../../src/storage/index.ts";
+import { seededRandom } from "../../helpers/seededRandom.ts";
+import { ACCOUNTS, openChain, produce, transfer } from "../../helpers/smallChain.ts";
+import { withTempDir } from "../../helpers/tempDir.ts";
+
+/**
+ * Pruning (storage/pruning.ts, docs/decisions/010-pruning.md) on a real LMDB store under a load
+ * that rewrites a fixed set of keys: the kept states stay whole, older ones are gone, the data
+ * file stops growing, and pruned blocks leave with their transactions.
+ */
+
+const withDir = (run: (dir: string) => Promise<void>) => withTempDir("pruning", run);
+
+/** The fixed set of keys: slots under each account's /users data. */
+const SLOTS = 50;
+const WRITES_PER_ACCOUNT = 6;
+
+/** A block's worth of rewrites: every account sets a few of its slots, at random, to new values. */
+function rewrites(nonces: Map<string, number>, random: () => number, height: number): Tx[] {
+  return ACCOUNTS.flatMap((address, i) =>
+    Array.from({ length: WRITES_PER_ACCOUNT }, () => {
+      const slot = Math.floor(random() * SLOTS);
+      const tx = transfer(nonces, [i, (i + 1) % ACCOUNTS.length, 1]);
+      return {
+        ...tx,
+        operation: {
+          type: "SET_VALUE" as const,
+          ref: `/users/${address}/slot${slot}`,
+          value: {
+            height,
+            noise: Math.floor(random() * 1e9)
+              .toString(36)
+              .repeat(4),
+          },
+        },
+      };
+    }),
+  );
+}
+
+/** Every node the state root of block `height` reaches is stored: a walk of the whole trie. */
+function assertWhole(store: LmdbStore, chain: Chain, height: number): void {
+  const root = (store.getBlock(height) ?? chain.head()).header.state_root;
+  const id = store.getTrieRoot(root);
+  assert.ok(id !== undefined, `state ${height}: its root entry is kept`);
+  const pending = [id];
+  while (pending.length > 0) {
+    const nodeId = pending.pop() as number;
+    const record = store.getTrieNode(nodeId);
+    assert.ok(record !== undefined, `state ${height}: node ${nodeId} it reaches is stored`);
+    const visit = (child: Child): void => {
+      if (child === null) return;
+      if (!isNode(child)) pending.push(idOfRef(child));
+      else if (child.type === 2) for (let i = 0; i < 16; i++) visit(childAt(child, i));
+      else if (child.type === 1) visit(child.child);
+    };
+    visit(decodeRecord(record, new Uint8Array(32), nodeId));
+  }
+  // A trie opened at that root reads and re-roots without touching a missing node.
+  const trie = new StateTrie(store, root);
+  assert.equal(trie.rootHex(), root);
+}
+
+/** Runs `blocks` blocks of rewrites on a fresh store; calls `each` after every block. */
+async function runLoad(
+  dir: string,
+  retention: RetentionOptions,
+  blocks: number,
+  each: (store: LmdbStore, chain: Chain, height: number) => void = () => {},
+): Promise<{ pages: number[] }> {
+  const store = new LmdbStore(dir, retention);
+  const chain = await openChain(store);
+  const nonces = new Map<string, number>();
+  const random = seededRandom(7);
+  const pages: number[] = [];
+  try {
+    for (let height = 1; height <= blocks; height++) {
+      await produce(chain, rewrites(nonces, random, height));
+      each(store, chain, height);
+      pages.push(store.usedPages().pages);
+    }
+  } finally {
+    await store.close();
+  }
+  return { pages };
+}
+
+describe("pruning (storage/pruning.ts)", () => {
+  it("keeps exactly the last retain_states states whole and removes the older roots", () =>
+    withDir(async (dir) => {
+      const retain = 4;
+      await runLoad(dir, { retainStates: retain, retainBlocks: 0 }, 30, (store, chain, height) => {
+        const keepFrom = Math.max(0, height - retain + 1);
+        if (height >= retain) assert.equal(store.statesFrom(), keepFrom, `states_from after block ${height}`);
+        for (let h = keepFrom; h <= height; h++) assertWhole(store, chain, h);
+        for (let h = 1; h < keepFrom; h++) {
+          const root = store.getBlock(h)?.header.state_root as string;
+          assert.equal(store.getTrieRoot(root), undefined, `state ${h}'s root entry is gone`);
+        }
+        assert.equal(store.blocksFrom(), 1, "no block is pruned with retain_blocks = 0");
+      });
+    }));
+
+  it("stops the data file growing, and grows at most 0.6× an archive's under the same load", () =>
+    withDir(async (dir) => {
+      const blocks = 120;
+      const warm = 40;
+      const pruned = await runLoad(`${dir}/pruned`, { retainStates: 16, retainBlocks: 0 }, blocks);
+      const archive = await runLoad(`${dir}/archive`, { retainStates: 0, retainBlocks: 0 }, blocks);
+      const growth = (pages: number[]) => (pages.at(-1) as number) - (pages[warm - 1] as number);
+      // Blocks and transactions are kept by both: only the trie's old states differ.
+      assert.ok(
+        growth(pruned.pages) <= 0.6 * growth(archive.pages),
+        `pruned grew ${growth(pruned.pages)} pages, archive ${growth(archive.pages)}`,
+      );
+      const prunedStates = await runLoad(`${dir}/both`, { retainStates: 16, retainBlocks: 16 }, blocks);
+      const late = prunedStates.pages.slice(warm);
+      // With blocks pruned too, nothing accumulates: the extent stays within a few pages of flat.
+      assert.ok(
+        (late.at(-1) as number) - (late[0] as number) <= 0.05 * (late[0] as number),
+        `pages from block ${warm}: ${late[0]} → ${late.at(-1)}`,
+      );
+    }));
+
+  it("prunes blocks with their transactions and hash index; block 0 stays", () =>
+    withDir(async (dir) => {
+      const retain = 3;
+      const seen: { hash: string; txs: string[] }[] = [];
+      await runLoad(dir, { retainStates: 0, retainBlocks: retain }, 12, (store, chain, height) => {
+        const block = chain.head();
+        seen[height] = { hash: block.hash, txs: block.tx_hashes };
+        const keepFrom = Math.max(1, height - retain + 1);
+        assert.equal(store.blocksFrom(), keepFrom, `blocks_from after block ${height}`);
+        assert.ok(store.getBlock(0) !== undefined, "block 0 is kept");
+        for (let h = 1; h <= height; h++) {
+          const { hash, txs } = seen[h] as { hash: string; txs: string[] };
+          const kept = h >= keepFrom;
+          assert.equal(store.getBlock(h) !== undefined, kept, `block ${h}`);
+          assert.equal(store.getBlockNumber(hash) !== undefined, kept, `block ${h}'s hash index`);
+          for (const tx of txs)
+            assert.equal(store.getConfirmedTx(tx) !== undefined, kept, `a tx of block ${h}`);
+        }
+        assert.equal(store.statesFrom(), 0, "no state is pruned with retain_states = 0");
+      });
+    }));
+
+  it("catches up with a backlog a bounded amount per block when retention is lowered", () =>
+    withDir(async (dir) => {
+      await runLoad(dir, { retainStates: 120, retainBlocks: 0 }, 120);
+      const store = new LmdbStore(dir, { retainStates: 2, retainBlocks: 0 });
+      const chain = await openChain(store);
+      const nonces = new Map<string, number>();
+      for (const address of ACCOUNTS) nonces.set(address, nonceOf(store, address));
+      const random = seededRandom(8);
+      const marks: number[] = [];
+      try {
+        while (marks.at(-1) !== chain.head().header.number - 1) {
+          assert.ok(marks.length < 20, `caught up within 20 blocks (${marks})`);
+          await produce(chain, rewrites(nonces, random, chain.head().header.number + 1));
+          marks.push(store.statesFrom());
+          // The lowest kept state is the one a partly deleted backlog would break first.
+          assertWhole(store, chain, store.statesFrom());
+        }
+        // The backlog (~120 blocks of retired nodes) is more than one block's budget.
+        assert.ok(marks.length > 1, `took ${marks.length} blocks: ${marks}`);
+        for (let i = 1; i < marks.length; i++) assert.ok((marks[i] as number) >= (marks[i - 1] as number));
+      } finally {
+        await store.close();
+      }
+    }));
+
+  it("migrates a schema-4 directory: old states stay, blocks from then on are pruned", () =>
+    withDir(async (dir) => {
+      // What the previous release wrote: no trie_retired table, schema_version 4.
+      await runLoad(dir, { retainStates: 0, retainBlocks: 0 }, 10);
+      const raw = open({ path: dir, compression: false });
+      await raw.openDB<number, string>({ name: DATABASES.meta }).put("schema_version", 4);
+      await raw.close();
+
+      const store = new LmdbStore(dir, { retainStates: 2, retainBlocks: 0 });
+      const chain = await openChain(store);
+      assert.equal(
+        open({ path: dir, compression: false, readOnly: true })
+          .openDB<number, string>({ name: DATABASES.meta })
+          .get("schema_version"),
+        SCHEMA_VERSION,
+      );
+      const nonces = new Map<string, number>();
+      for (const address of ACCOUNTS) nonces.set(address, nonceOf(store, address));
+      const random = seededRandom(9);
+      try {
+        for (let i = 0; i < 5; i++) await produce(chain, rewrites(nonces, random, 11 + i));
+        assert.equal(store.statesFrom(), 14, "states of blocks after the upgrade are pruned");
+        for (let h = 14; h <= 15; h++) assertWhole(store, chain, h);
+      } finally {
+        await store.close();
+      }
+    }));
+});
