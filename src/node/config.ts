@@ -96,7 +96,11 @@ export function fileLayer(home: string): ConfigLayer {
 
 /** One variable's text as the setting's type; undefined when it cannot be one. */
 function parseEnvValue(schema: TSchema, text: string): unknown {
-  switch (schema.type) {
+  // A union of numbers (e.g. 0 or at least 2) reads as a number too.
+  const numericUnion = (schema.anyOf as TSchema[] | undefined)?.every(
+    (member) => member.type === "integer" || member.type === "number",
+  );
+  switch (numericUnion === true ? "number" : schema.type) {
     case "integer":
     case "number":
       return /^-?\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : text;

@@ -124,6 +124,23 @@ describe("configuration: flags > environment > config.toml > defaults", () => {
     assert.equal(defaultNodeOptions("/x").pool.replayWindowMs, UNORDERED_TX_WINDOW_MS);
   });
 
+  it("takes retention 0 (keep all) or at least 2, from the environment and the file", () => {
+    const layer = envLayer({
+      CHAIN_NODE_STORAGE_RETAIN_STATES: "0",
+      CHAIN_NODE_STORAGE_RETAIN_BLOCKS: "1000",
+    });
+    assert.deepEqual(layer.values, { storage: { retain_states: 0, retain_blocks: 1000 } });
+    for (const bad of ["1", "-2", "2.5", "many"]) {
+      assert.throws(
+        () => envLayer({ CHAIN_NODE_STORAGE_RETAIN_STATES: bad }),
+        /CHAIN_NODE_STORAGE_RETAIN_STATES: storage\.retain_states/,
+        bad,
+      );
+    }
+    assert.throws(() => loadConfig(homeWith("[storage]\nretain_blocks = 1\n")), /storage\.retain_blocks/);
+    assert.deepEqual(defaultNodeOptions("/x").storage, { retainStates: 128, retainBlocks: 0 });
+  });
+
   it("treats a home without config.toml as an empty file", () => {
     const home = mkdtempSync(join(tmpdir(), "chain-node-config-"));
     homes.push(home);

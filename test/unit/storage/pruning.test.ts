@@ -3,12 +3,11 @@ import { describe, it } from "node:test";
 import { open } from "lmdb";
 import type { Chain, Tx } from "../../../src/chain/index.ts";
 import { nonceOf, StateTrie } from "../../../src/chain/index.ts";
-import { decodeRecord } from "../../../src/chain/trieCodec.ts";
-import { type Child, childAt, idOfRef, isNode } from "../../../src/chain/trieNode.ts";
 import { DATABASES, LmdbStore, type RetentionOptions, SCHEMA_VERSION } from "../../../src/storage/index.ts";
 import { seededRandom } from "../../helpers/seededRandom.ts";
 import { ACCOUNTS, openChain, produce, transfer } from "../../helpers/smallChain.ts";
 import { withTempDir } from "../../helpers/tempDir.ts";
+import { assertStateWhole } from "../../helpers/trieWalk.ts";
 
 /**
  * Pruning (storage/pruning.ts, docs/decisions/010-pruning.md) on a real LMDB store under a load
@@ -45,24 +44,10 @@ function rewrites(nonces: Map<string, number>, random: () => number, height: num
   );
 }
 
-/** Every node the state root of block `height` reaches is stored: a walk of the whole trie. */
+/** The state of block `height` is whole: every node its root reaches is stored. */
 function assertWhole(store: LmdbStore, chain: Chain, height: number): void {
   const root = (store.getBlock(height) ?? chain.head()).header.state_root;
-  const id = store.getTrieRoot(root);
-  assert.ok(id !== undefined, `state ${height}: its root entry is kept`);
-  const pending = [id];
-  while (pending.length > 0) {
-    const nodeId = pending.pop() as number;
-    const record = store.getTrieNode(nodeId);
-    assert.ok(record !== undefined, `state ${height}: node ${nodeId} it reaches is stored`);
-    const visit = (child: Child): void => {
-      if (child === null) return;
-      if (!isNode(child)) pending.push(idOfRef(child));
-      else if (child.type === 2) for (let i = 0; i < 16; i++) visit(childAt(child, i));
-      else if (child.type === 1) visit(child.child);
-    };
-    visit(decodeRecord(record, new Uint8Array(32), nodeId));
-  }
+  assertStateWhole(store, root, `state ${height}`);
   // A trie opened at that root reads and re-roots without touching a missing node.
   const trie = new StateTrie(store, root);
   assert.equal(trie.rootHex(), root);
