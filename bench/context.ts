@@ -15,7 +15,7 @@ export interface Settings {
   admissionNodeBlockTimeMs: number;
   /** Repeats allowed in the whole bench for runs that other processes disturbed. */
   disturbedRepeats: number;
-  only: "all" | "reads" | "state" | "admission" | "ganache" | "network" | "execution" | "consensus";
+  only: "all" | "reads" | "state" | "admission" | "ganache" | "network" | "execution" | "disk" | "consensus";
   /** Funded accounts in the state-reads node's genesis (issue 5: 1,000,000). */
   stateAccounts: number;
   /** Pre-signed ganache transfers for all ganache send runs together (bench/ganache.ts). */

@@ -17,7 +17,7 @@ import { Session } from "node:inspector/promises";
 import { performance } from "node:perf_hooks";
 import { balanceOf, Chain, type ChainStore, type Commit, type Genesis, type Tx } from "../src/chain/index.ts";
 import { keccakBackend, keccakReady, toChecksumAddress } from "../src/crypto/index.ts";
-import { LmdbStore } from "../src/storage/index.ts";
+import { LmdbStore, type RetentionOptions } from "../src/storage/index.ts";
 import { MemoryStore } from "../test/helpers/memoryStore.ts";
 import { seededUint32 } from "../test/helpers/seededRandom.ts";
 import { machineCpu } from "./procs.ts";
@@ -43,6 +43,16 @@ export interface ExecutionSpec {
    * committed in one Chain.commitTogether (one LMDB write), as sync commits a fetched range.
    */
   group?: { blocks: number; together: boolean };
+  /**
+   * transfers (the default): ordered transfers, half of them to new accounts, so the state grows.
+   * rewrites: each transaction sets one of `hotKeys` fixed keys (/users/<sender>/slot<k>, 4 per
+   * sender), round-robin, so after the first hotKeys/txsPerBlock blocks every block rewrites
+   * existing keys and the state stops growing: what is left to grow is history.
+   */
+  workload?: "transfers" | "rewrites";
+  hotKeys?: number;
+  /** The store's retention ([storage]); by default the node's. */
+  retention?: RetentionOptions;
 }
 
 export interface BlockTiming {
@@ -54,6 +64,8 @@ export interface BlockTiming {
   /** CPU this process used for the block (all threads), ms. */
   cpuMs: number;
   txPerS: number;
+  /** The data file's extent after the block's commit (LmdbStore.usedPages), pages. */
+  usedPages?: number | undefined;
 }
 
 export interface ExecutionRun {
@@ -132,7 +144,7 @@ const genesis: Genesis = {
 };
 
 const store: ChainStore & { close?: () => Promise<void> } =
-  spec.store === "lmdb" ? new LmdbStore(spec.dir) : new MemoryStore();
+  spec.store === "lmdb" ? new LmdbStore(spec.dir, spec.retention) : new MemoryStore();
 const chain = new Chain(store, genesis);
 const openStart = performance.now();
 await chain.open(); // fill: writes block 0; run: checks it against genesis
@@ -197,7 +209,32 @@ function makeBlock(height: number): Tx[] {
   }
   return txs;
 }
-const blockTxs = Array.from({ length: spec.blocks }, (_, i) => makeBlock(i + 1));
+/** Slot writes under the senders' own /users data: key k is slot k % 4 of funded account k / 4. */
+function makeRewriteBlock(height: number): Tx[] {
+  const hotKeys = spec.hotKeys ?? 50_000;
+  const txs: Tx[] = [];
+  for (let i = 0; i < spec.txsPerBlock; i++) {
+    const key = ((height - 1) * spec.txsPerBlock + i) % hotKeys;
+    const from = funded[Math.floor(key / 4)] as string;
+    const nonce = nonces.get(from) ?? 0;
+    nonces.set(from, nonce + 1);
+    txCounter += 1;
+    txs.push({
+      hash: `0x${txCounter.toString(16).padStart(64, "0")}`,
+      address: from,
+      signature: "0x",
+      timestamp: GENESIS_TIME + height * 1000,
+      nonce,
+      operation: { type: "SET_VALUE", ref: `/users/${from}/slot${key % 4}`, value: { height, n: random() } },
+    });
+  }
+  return txs;
+}
+const blockTxs = Array.from({ length: spec.blocks }, (_, i) =>
+  spec.workload === "rewrites" ? makeRewriteBlock(i + 1) : makeBlock(i + 1),
+);
+const usedPages = (): number | undefined =>
+  store instanceof LmdbStore ? store.usedPages().pages : undefined;
 
 // Profiles only the measured blocks (not the fill), through the inspector of this process.
 const profiler = spec.cpuProfile === undefined ? undefined : new Session();
@@ -269,6 +306,7 @@ for (let i = 0; group === undefined && i < blockTxs.length; i++) {
     commitMs,
     cpuMs: (cpu.user + cpu.system) / 1000,
     txPerS: txs / ((performance.now() - start) / 1000),
+    usedPages: usedPages(),
   };
   blocks.push(timing);
   log(

@@ -45,6 +45,7 @@ import { ganacheScenarios, PeerSkipped } from "./ganache.ts";
 import { DisturbancePolicy, OTHER_CPU_LIMIT_PCT } from "./measure.ts";
 import { killAllSync, ROOT, stopAll } from "./procs.ts";
 import { consensusSimScenarios } from "./consensusSim.ts";
+import { diskScenarios } from "./disk.ts";
 import { executionScenarios } from "./execution.ts";
 import { networkScenarios } from "./network.ts";
 import { readScenarios } from "./reads.ts";
@@ -66,10 +67,11 @@ if (
   only !== "ganache" &&
   only !== "network" &&
   only !== "execution" &&
+  only !== "disk" &&
   only !== "consensus"
 ) {
   throw new Error(
-    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network, execution or consensus (unset: all)",
+    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network, execution, disk or consensus (unset: all)",
   );
 }
 const settings: Settings = {
@@ -176,6 +178,7 @@ try {
   if (runs("network")) results.push(...(await networkScenarios(ctx)));
   await stopAll(); // the testnet
   if (runs("execution")) results.push(...(await executionScenarios(ctx)));
+  if (runs("disk")) results.push(...(await diskScenarios(ctx)));
   if (runs("consensus")) results.push(...(await consensusSimScenarios(ctx)));
 } catch (error) {
   // After Ctrl-C the children die under the running step: that failure is expected, not news.
