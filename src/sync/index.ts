@@ -17,3 +17,19 @@ export {
   serveBlocks,
   TOGETHER_MAX_TXS,
 } from "./blockSync.ts";
+export {
+  EXPORT_FORMAT,
+  EXPORT_VERSION,
+  type ExportHeader,
+  encodeExportBlock,
+  encodeExportHeader,
+  exportHeaderOf,
+  IMPORT_REFUSALS,
+  type ImportOptions,
+  ImportRefusedError,
+  type ImportRefusal,
+  type ImportResult,
+  importBlocks,
+  parseExportBlock,
+  parseExportHeader,
+} from "./exportFile.ts";
