@@ -1,8 +1,10 @@
 /**
- * storage: the LMDB data directory. Owns the on-disk layout (schema.ts), atomic block commits
- * and the pool journal (poolJournal.ts).
+ * storage: the LMDB data directory. Owns the on-disk layout (schema.ts), atomic block commits,
+ * the pool journal (poolJournal.ts), and read-only access beside a running node for export and
+ * backup (readOnlyStore.ts).
  * Does not own what a block means (chain) or which transactions are pending (txpool).
  */
 export { LmdbStore } from "./lmdbStore.ts";
 export { LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
+export { ReadOnlyStore, type StoreSnapshot } from "./readOnlyStore.ts";
 export { DATABASES, SCHEMA_VERSION } from "./schema.ts";
