@@ -386,3 +386,12 @@ export class Chain {
     };
   }
 }
+
+/**
+ * The hash of the block 0 that `genesis` makes, computed without a store: what a file that
+ * carries a genesis (an export) is checked against before anything is written.
+ */
+export function genesisBlockHash(genesis: Genesis): string {
+  const { rootHex } = buildStateTrie(genesisLeaves(genesis), 0, false);
+  return hashHeader(genesisHeader(genesis, rootHex));
+}

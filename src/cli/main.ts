@@ -1,8 +1,11 @@
 import { Command } from "commander";
 import { NODE_VERSION } from "../node/index.ts";
+import { backupCommand } from "./commands/backup.ts";
 import { balanceCommand } from "./commands/balance.ts";
 import { configCommand } from "./commands/config.ts";
 import { devCommand } from "./commands/dev.ts";
+import { exportCommand } from "./commands/export.ts";
+import { importCommand } from "./commands/import.ts";
 import { initCommand } from "./commands/init.ts";
 import { keysCommand } from "./commands/keys.ts";
 import { startCommand } from "./commands/start.ts";
@@ -17,6 +20,9 @@ const program = new Command("chain-node")
   .addCommand(initCommand())
   .addCommand(testnetCommand())
   .addCommand(startCommand())
+  .addCommand(exportCommand())
+  .addCommand(importCommand())
+  .addCommand(backupCommand())
   .addCommand(configCommand())
   .addCommand(keysCommand())
   .addCommand(txCommand())

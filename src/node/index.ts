@@ -15,6 +15,10 @@ export {
   resolveConfig,
   type ValueSource,
 } from "./config.ts";
+export { type BackupManifest, backupHome } from "./backup.ts";
+export { exportChain, importChain } from "./chainExport.ts";
+// What `chain-node import` refuses, with its reason (src/sync/exportFile.ts).
+export { ImportRefusedError } from "../sync/index.ts";
 export { configJson, renderConfigToml } from "./configShow.ts";
 // Test-only knobs (CHAIN_NODE_TEST_*), read at the process's edge and carried in NodeOptions.faults.
 export { readTestFaults, TEST_FAULT_VARIABLES, type TestFaults } from "../faults/index.ts";

@@ -1,9 +1,11 @@
 /**
  * storage: the LMDB data directory. Owns the on-disk layout (schema.ts), atomic block commits,
- * the pool journal (poolJournal.ts) and pruning of old states and blocks (pruning.ts).
+ * the pool journal (poolJournal.ts), pruning of old states and blocks (pruning.ts), and read-only
+ * access beside a running node for export and backup (readOnlyStore.ts).
  * Does not own what a block means (chain) or which transactions are pending (txpool).
  */
 export { LmdbStore } from "./lmdbStore.ts";
 export { LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
 export { defaultRetention, MIN_RETAIN, type RetentionOptions } from "./pruning.ts";
+export { ReadOnlyStore, type StoreSnapshot } from "./readOnlyStore.ts";
 export { DATABASES, SCHEMA_VERSION } from "./schema.ts";

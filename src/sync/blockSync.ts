@@ -44,8 +44,75 @@ const SyncBlockSchema = Type.Object(
   { additionalProperties: false },
 );
 const syncBlockCheck = TypeCompiler.Compile(SyncBlockSchema);
-const isSyncBlock = (value: unknown): value is Static<typeof SyncBlockSchema> & SyncBlock =>
+/** Whether `value` has the shape of a SyncBlock (what it holds is checked when it is applied). */
+export const isSyncBlock = (value: unknown): value is Static<typeof SyncBlockSchema> & SyncBlock =>
   syncBlockCheck.Check(value);
+
+/** The chain's limits a fetched block is checked with. */
+export interface SyncLimits {
+  chainId: number;
+  maxTxBytes: number;
+}
+
+/**
+ * Checks one block exactly as sync does and commits it: it must follow the head; its certificate
+ * must be for it and verify against the validator set of its height; its execution (links, parent
+ * certificate, transactions) must reproduce its header, state root included. Returns the stored
+ * block, or why it was refused (nothing is committed then). Block sync and `chain-node import`
+ * both apply blocks through here.
+ */
+export async function commitSyncBlock(
+  chain: SyncChain,
+  block: SyncBlock,
+  limits: SyncLimits,
+  alreadyVerified?: (tx: Tx) => boolean,
+): Promise<{ stored: StoredBlock; executed: ExecutedBlock } | { refused: string }> {
+  const head = chain.head().header.number;
+  if (block.header.number !== head + 1)
+    return { refused: `block ${block.header.number} does not follow ${head}` };
+  const hash = hashHeader(block.header);
+  const { commit } = block;
+  if (commit.height !== block.header.number || commit.block_hash !== hash)
+    return { refused: "commit is for another block" };
+  const check = verifyCommit(commit, limits.chainId, chain.validatorsAt(block.header.number));
+  if (!check.ok) return { refused: `commit: ${check.message}` };
+  let executed: ExecutedBlock;
+  try {
+    executed = await chain.executeProposed(block, { maxTxBytes: limits.maxTxBytes }, alreadyVerified);
+  } catch (error) {
+    if (error instanceof InvalidBlockError) return { refused: error.message };
+    throw error;
+  }
+  const stored = await chain.commit(executed, commit, check.signers);
+  return { stored, executed };
+}
+
+/**
+ * The transactions of `item` whose signature checks out exactly as admission would find it
+ * (same hash, same signer, same lower-case signature), as a predicate for the block check, which
+ * verifies any other transaction itself (and refuses the block if one fails). The checks run on
+ * `verifier` (worker threads), so that a block's signatures are checked while the blocks before
+ * it execute.
+ */
+export async function verifyBlockSignatures(
+  verifier: SignatureVerifier,
+  item: unknown,
+  limits: SyncLimits,
+): Promise<((tx: Tx) => boolean) | undefined> {
+  if (!isSyncBlock(item)) return undefined;
+  const jobs = (item as SyncBlock).txs.flatMap((tx) => {
+    const job = signatureJobOf(tx, limits);
+    return job === undefined ? [] : [{ tx, job }];
+  });
+  const results = await verifier.verify(
+    jobs.map((j) => j.job),
+    "bulk",
+  );
+  const proven = new Set(
+    jobs.filter(({ tx }, i) => signatureProves(tx, results[i] as SignedHashResult)).map(({ tx }) => tx),
+  );
+  return (tx) => proven.has(tx);
+}
 
 /** What serving blocks needs from storage. */
 export interface BlockReader {
@@ -364,56 +431,22 @@ export class BlockSync {
     return true;
   }
 
-  /**
-   * The transactions of `item` whose signature checks out exactly as admission would find it
-   * (same hash, same signer, same lower-case signature), as a predicate for the block check; the
-   * block check verifies any other transaction itself, and refuses the block if one fails.
-   */
+  /** Signature checks ahead of execution, when the node gave a verifier (see verifyBlockSignatures). */
   private async verifySignatures(item: unknown): Promise<((tx: Tx) => boolean) | undefined> {
-    const { verifier } = this.options;
-    if (verifier === undefined || !isSyncBlock(item)) return undefined;
-    const limits = { chainId: this.options.chainId, maxTxBytes: this.options.maxTxBytes };
-    const jobs = (item as SyncBlock).txs.flatMap((tx) => {
-      const job = signatureJobOf(tx, limits);
-      return job === undefined ? [] : [{ tx, job }];
-    });
-    const results = await verifier.verify(
-      jobs.map((j) => j.job),
-      "bulk",
-    );
-    const proven = new Set(
-      jobs.filter(({ tx }, i) => signatureProves(tx, results[i] as SignedHashResult)).map(({ tx }) => tx),
-    );
-    return (tx) => proven.has(tx);
+    const { verifier, chainId, maxTxBytes } = this.options;
+    if (verifier === undefined) return undefined;
+    return verifyBlockSignatures(verifier, item, { chainId, maxTxBytes });
   }
 
   /** Verifies and commits one block; returns why it was refused, or undefined. */
   private async apply(item: unknown, alreadyVerified?: (tx: Tx) => boolean): Promise<string | undefined> {
     if (!isSyncBlock(item)) return "malformed block";
-    const head = this.chain.head().header.number;
     // Consensus may have committed it while this response was on its way.
-    if (item.header.number <= head) return undefined;
-    if (item.header.number !== head + 1) return `block ${item.header.number} does not follow ${head}`;
-    const hash = hashHeader(item.header);
-    const { commit } = item;
-    if (commit.height !== item.header.number || commit.block_hash !== hash)
-      return "commit is for another block";
-    const check = verifyCommit(commit, this.options.chainId, this.chain.validatorsAt(item.header.number));
-    if (!check.ok) return `commit: ${check.message}`;
-    let executed: ExecutedBlock;
-    try {
-      executed = await this.chain.executeProposed(
-        item,
-        { maxTxBytes: this.options.maxTxBytes },
-        alreadyVerified,
-      );
-    } catch (error) {
-      if (error instanceof InvalidBlockError) return error.message;
-      throw error;
-    }
-    const stored = await this.chain.commit(executed, commit, check.signers);
-    this.options.pool.removeCommitted(stored.tx_hashes);
-    this.options.onBlock?.(stored, executed);
+    if (item.header.number <= this.chain.head().header.number) return undefined;
+    const result = await commitSyncBlock(this.chain, item, this.options, alreadyVerified);
+    if ("refused" in result) return result.refused;
+    this.options.pool.removeCommitted(result.stored.tx_hashes);
+    this.options.onBlock?.(result.stored, result.executed);
     return undefined;
   }
 }

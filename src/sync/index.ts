@@ -1,8 +1,10 @@
 /**
  * sync: catching up from peers. Fetches blocks by range, verifies each certificate against the
  * validator set of its height, re-executes each block (transactions, state root) and commits.
- * Owns: when and what to fetch, and judging what peers serve. Does not own: transport (a
- * BlockSource is given), execution rules (chain).
+ * Owns: when and what to fetch, and judging what peers serve; the export file of `chain-node
+ * export`/`import` (exportFile.ts), whose blocks are the same SyncBlocks judged the same way
+ * (commitSyncBlock). Does not own: transport (a BlockSource is given), execution rules (chain),
+ * files (node/ reads and writes them).
  */
 export {
   type BlockReader,
@@ -17,3 +19,19 @@ export {
   serveBlocks,
   TOGETHER_MAX_TXS,
 } from "./blockSync.ts";
+export {
+  EXPORT_FORMAT,
+  EXPORT_VERSION,
+  type ExportHeader,
+  encodeExportBlock,
+  encodeExportHeader,
+  exportHeaderOf,
+  IMPORT_REFUSALS,
+  type ImportOptions,
+  ImportRefusedError,
+  type ImportRefusal,
+  type ImportResult,
+  importBlocks,
+  parseExportBlock,
+  parseExportHeader,
+} from "./exportFile.ts";
