@@ -61,8 +61,8 @@ export interface PrunedTables {
 }
 
 /** meta keys: the lowest height whose state is whole, and the lowest block above 0 kept. */
-const STATES_FROM = "states_from";
-const BLOCKS_FROM = "blocks_from";
+export const STATES_FROM = "states_from";
+export const BLOCKS_FROM = "blocks_from";
 
 /**
  * Deletes what the retention options no longer keep, a bounded amount at a time, inside the

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type Database, open, type RootDatabase } from "lmdb";
 import type { ConfirmedTx, StoredBlock } from "../chain/index.ts";
+import { BLOCKS_FROM } from "./pruning.ts";
 import { DATABASES, SCHEMA_VERSION } from "./schema.ts";
 
 /**
@@ -39,6 +40,7 @@ export class ReadOnlyStore {
     const at = { transaction };
     return {
       headNumber: () => this.meta.get("head", at),
+      blocksFrom: () => this.meta.get(BLOCKS_FROM, at) ?? 1,
       getBlock: (number) =>
         Number.isSafeInteger(number) && number >= 0 && number <= 0xffffffff
           ? this.blocks.get(number, at)
@@ -65,6 +67,8 @@ export class ReadOnlyStore {
 /** What an export reads, all from one read transaction. */
 export interface StoreSnapshot {
   headNumber(): number | undefined;
+  /** Lowest block above 0 still stored (1 unless the node prunes blocks). */
+  blocksFrom(): number;
   getBlock(number: number): StoredBlock | undefined;
   getConfirmedTx(hash: string): ConfirmedTx | undefined;
   end(): void;

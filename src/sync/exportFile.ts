@@ -145,7 +145,10 @@ export function parseExportBlock(line: string, lineNumber: number): SyncBlock {
 }
 
 export interface ImportOptions extends SyncLimits {
-  /** The hash of block `number` in the home (a block the file holds at or below the head must match). */
+  /**
+   * The hash of block `number` in the home: a block the file holds at or below the head must
+   * match it. Undefined for a block the home no longer keeps (pruned), which is not compared.
+   */
   storedHash(number: number): string | undefined;
   /** Checks transaction signatures ahead of execution, on worker threads (see verifyBlockSignatures). */
   verifier?: SignatureVerifier;
@@ -245,7 +248,9 @@ export async function importBlocks(
       }
       expected++;
       if (number <= startHead) {
-        if (options.storedHash(number) !== hashHeader(block.header)) {
+        const stored = options.storedHash(number);
+        // A block the home no longer keeps (pruned, or below a restored snapshot) is not compared.
+        if (stored !== undefined && stored !== hashHeader(block.header)) {
           throw new ImportRefusedError(
             "invalid_block",
             `block ${number} of the file differs from the home's block ${number}`,

@@ -1,5 +1,6 @@
 import { Command, Option } from "commander";
 import { ImportRefusedError, importChain, readTestFaults } from "../../node/index.ts";
+import { resolveNodeOptions } from "../options.ts";
 import { progressOnStderr } from "../progress.ts";
 
 interface ImportFlags {
@@ -22,6 +23,8 @@ export function importCommand(): Command {
           home: flags.home,
           file: flags.file,
           faults: readTestFaults(process.env),
+          // The home's [storage] retention (config.toml, CHAIN_NODE_STORAGE_*): import prunes as its node would.
+          retention: resolveNodeOptions({ home: flags.home }).storage,
           onProgress: (head, to) => progress.update(head, to),
         });
         progress.stop();
