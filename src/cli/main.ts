@@ -5,6 +5,7 @@ import { configCommand } from "./commands/config.ts";
 import { devCommand } from "./commands/dev.ts";
 import { initCommand } from "./commands/init.ts";
 import { keysCommand } from "./commands/keys.ts";
+import { snapshotCommand } from "./commands/snapshot.ts";
 import { startCommand } from "./commands/start.ts";
 import { testnetCommand } from "./commands/testnet.ts";
 import { txCommand } from "./commands/tx.ts";
@@ -19,6 +20,7 @@ const program = new Command("chain-node")
   .addCommand(startCommand())
   .addCommand(configCommand())
   .addCommand(keysCommand())
+  .addCommand(snapshotCommand())
   .addCommand(txCommand())
   .addCommand(balanceCommand())
   .addCommand(versionCommand());

@@ -3,6 +3,6 @@
  * and the pool journal (poolJournal.ts).
  * Does not own what a block means (chain) or which transactions are pending (txpool).
  */
-export { LmdbStore } from "./lmdbStore.ts";
+export { LmdbStore, type StoreSnapshotView } from "./lmdbStore.ts";
 export { LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
 export { DATABASES, SCHEMA_VERSION } from "./schema.ts";

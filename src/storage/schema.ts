@@ -3,7 +3,11 @@
  * Values are msgpack (lmdb-js default) unless marked binary.
  */
 export const DATABASES = {
-  /** "head" → number of the last committed block; "schema_version" → number. */
+  /**
+   * "head" → number of the last committed block; "schema_version" → number. A home restored from
+   * a snapshot also has "blocks_from" and "states_from" → the snapshot's height: no block (other
+   * than genesis) and no state below it is stored.
+   */
   meta: "meta",
   /** block number → StoredBlock. */
   blocks: "blocks",
