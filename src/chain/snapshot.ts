@@ -24,13 +24,13 @@ export const SNAPSHOT_VERSION = 1;
  * larger: a leaf is at most a transaction's size, max_tx_bytes). Part of the format, so that two
  * nodes cut the same state into the same chunks and a syncing node may take chunks from both.
  */
-export const SNAPSHOT_CHUNK_TARGET_BYTES = 1024 * 1024;
+const SNAPSHOT_CHUNK_TARGET_BYTES = 1024 * 1024;
 /** Largest chunk a reader accepts, bytes. */
-export const SNAPSHOT_MAX_CHUNK_BYTES = 16 * 1024 * 1024;
+const SNAPSHOT_MAX_CHUNK_BYTES = 16 * 1024 * 1024;
 /** Largest manifest a reader accepts, bytes. */
-export const SNAPSHOT_MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+const SNAPSHOT_MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
 
-export const SNAPSHOT_ERROR_CODES = [
+const SNAPSHOT_ERROR_CODES = [
   "not_a_snapshot",
   "unsupported_version",
   "wrong_chain",
@@ -238,7 +238,7 @@ export function checkManifestChain(manifest: SnapshotManifest, genesis: Genesis)
 }
 
 /** Checks chunk `index`'s bytes against the manifest (length, keccak256) and parses it. */
-export function decodeChunk(manifest: SnapshotManifest, index: number, bytes: Uint8Array): ChunkItem[] {
+function decodeChunk(manifest: SnapshotManifest, index: number, bytes: Uint8Array): ChunkItem[] {
   const info = manifest.chunks[index];
   if (info === undefined) throw new SnapshotError("bad_chunk", `the manifest has no chunk ${index}`);
   if (bytes.length !== info.bytes || bytesToHex(keccak256(bytes)) !== info.hash) {

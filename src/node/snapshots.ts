@@ -1,6 +1,6 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { Genesis, SnapshotManifest, StoredBlock } from "../chain/index.ts";
+import { type Genesis, manifestHash, type SnapshotManifest, type StoredBlock } from "../chain/index.ts";
 import { armFailpoint, type TestFaults } from "../faults/index.ts";
 import { LmdbStore } from "../storage/index.ts";
 import { homePaths, loadGenesis } from "./home.ts";
@@ -157,6 +157,8 @@ export class PeriodicSnapshots {
 /** `snapshot create`: what it wrote. */
 export interface CreatedSnapshot {
   manifest: SnapshotManifest;
+  /** keccak256 of the manifest's bytes: the snapshot's name when peers offer it. */
+  manifestHash: string;
   /** True when it copied a snapshot the node had taken (`--height` below the head). */
   copied: boolean;
   bytes: number;
@@ -195,10 +197,10 @@ export async function createSnapshot(params: {
       const partial = `${out}${PARTIAL_SUFFIX}`;
       copyFileSync(stored.pathOf(height), partial);
       renameSync(partial, out);
-      return { manifest, copied: true, bytes: statSync(out).size };
+      return { manifest, manifestHash: manifestHash(manifest), copied: true, bytes: statSync(out).size };
     }
     const manifest = await writeSnapshotFile(view, genesis, out);
-    return { manifest, copied: false, bytes: statSync(out).size };
+    return { manifest, manifestHash: manifestHash(manifest), copied: false, bytes: statSync(out).size };
   } finally {
     view?.done();
     await store.close();

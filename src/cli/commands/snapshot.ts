@@ -20,7 +20,7 @@ export function snapshotCommand(): Command {
     )
     .action(async (flags: { home: string; out: string; height?: number }) => {
       const started = Date.now();
-      const { manifest, copied, bytes } = await createSnapshot({
+      const { manifest, manifestHash, copied, bytes } = await createSnapshot({
         home: flags.home,
         out: flags.out,
         height: flags.height,
@@ -31,6 +31,7 @@ export function snapshotCommand(): Command {
   height       ${manifest.height}
   block hash   ${manifest.block_hash}
   state root   ${manifest.state_root}
+  manifest     ${manifestHash}
   leaves       ${manifest.leaf_count}
   chunks       ${manifest.chunks.length}
   bytes        ${bytes}
