@@ -1,9 +1,10 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { isAddress, MAX_CHAIN_ID, toChecksumAddress } from "../crypto/index.ts";
-import { GENESIS_PROPOSER, transactionsHash } from "./block.ts";
+import { GENESIS_PROPOSER, hashHeader, transactionsHash } from "./block.ts";
 import { balancePath, stakePath } from "./path.ts";
-import type { BlockHeader, JsonValue, Validator } from "./types.ts";
+import { buildStateTrie } from "./stateTrie.ts";
+import type { BlockHeader, JsonValue, StoredBlock, Validator } from "./types.ts";
 
 const Amount = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 
@@ -93,5 +94,20 @@ export function genesisHeader(genesis: Genesis, stateRoot: string): BlockHeader 
     state_root: stateRoot,
     last_commit_hash: "",
     size: 2, // "[]"
+  };
+}
+
+/**
+ * Block 0 as Chain.open stores it, built from genesis alone (its trie's nodes are not kept): what
+ * a snapshot's genesis must reproduce.
+ */
+export function genesisBlock(genesis: Genesis): StoredBlock {
+  const header = genesisHeader(genesis, buildStateTrie(genesisLeaves(genesis), 0, false).rootHex);
+  return {
+    header,
+    hash: hashHeader(header),
+    tx_hashes: [],
+    validators: genesisValidators(genesis).map((v) => v.address),
+    commit: null,
   };
 }

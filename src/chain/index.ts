@@ -24,7 +24,7 @@ export {
   TxRejectedError,
 } from "./errors.ts";
 export { executeTx } from "./execute.ts";
-export { type Genesis, parseGenesis } from "./genesis.ts";
+export { type Genesis, genesisBlock, parseGenesis } from "./genesis.ts";
 export { Listeners } from "./listeners.ts";
 export { type ClassifiedOperation, classifyOperation } from "./operation.ts";
 export { balancePath, noncePath, stakePath } from "./path.ts";
@@ -36,6 +36,25 @@ export {
   type StateReader,
   stakeOf,
 } from "./state.ts";
+export {
+  checkManifestChain,
+  chunkInfo,
+  chunkItems,
+  decodeManifest,
+  encodeManifest,
+  manifestHash,
+  SNAPSHOT_FORMAT,
+  SNAPSHOT_VERSION,
+  SnapshotAssembler,
+  type SnapshotChunkInfo,
+  SnapshotError,
+  type SnapshotErrorCode,
+  type SnapshotManifest,
+  type SnapshotRestore,
+  snapshotTxs,
+  snapshotValidatorSets,
+  unorderedLookbackMs,
+} from "./snapshot.ts";
 export { StateTrie, type TrieNodeReader, type TrieWrite } from "./stateTrie.ts";
 export {
   isQuorum,

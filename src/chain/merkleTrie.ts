@@ -59,7 +59,7 @@ export interface NodeWrites {
   root: RootRef | undefined;
   /**
    * Ids of stored nodes the committed root reaches and this root no longer does: what pruning
-   * may delete once no kept state needs the committed root (docs/decisions/010-pruning.md).
+   * may delete once no kept state needs the committed root (docs/decisions/011-pruning.md).
    */
   retired: number[];
 }

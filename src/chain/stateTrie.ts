@@ -24,7 +24,7 @@ export interface TrieWrite {
   root?: { hash: string; id: number };
   /**
    * Ids of stored nodes that the parent's root reaches and this block's root does not: pruning
-   * deletes them once the parent's state is no longer kept (docs/decisions/010-pruning.md).
+   * deletes them once the parent's state is no longer kept (docs/decisions/011-pruning.md).
    */
   retired: readonly number[];
 }

@@ -8,6 +8,7 @@ import { exportCommand } from "./commands/export.ts";
 import { importCommand } from "./commands/import.ts";
 import { initCommand } from "./commands/init.ts";
 import { keysCommand } from "./commands/keys.ts";
+import { snapshotCommand } from "./commands/snapshot.ts";
 import { startCommand } from "./commands/start.ts";
 import { testnetCommand } from "./commands/testnet.ts";
 import { txCommand } from "./commands/tx.ts";
@@ -25,6 +26,7 @@ const program = new Command("chain-node")
   .addCommand(backupCommand())
   .addCommand(configCommand())
   .addCommand(keysCommand())
+  .addCommand(snapshotCommand())
   .addCommand(txCommand())
   .addCommand(balanceCommand())
   .addCommand(versionCommand());

@@ -97,6 +97,22 @@ export const FAILPOINTS = [
     path: "sign",
     at: "TendermintEngine: the signed vote or proposal handed to the network",
   },
+  // ---- state snapshots (docs/decisions/010-snapshots.md) ----
+  {
+    name: "snapshot.afterFirstChunk",
+    path: "snapshot",
+    at: "writing a snapshot file (CLI or periodic): the first chunk written to the .partial file, the rest not",
+  },
+  {
+    name: "snapshot.restoreInWrite",
+    path: "snapshot",
+    at: "LmdbStore.restoreSnapshot: inside the write transaction, blocks and state leaves put, not committed",
+  },
+  {
+    name: "snapshot.restoreBeforeGenesis",
+    path: "snapshot",
+    at: "snapshot restore: the store's write committed, genesis.json not yet written",
+  },
 ] as const;
 
 export type FailpointName = (typeof FAILPOINTS)[number]["name"];

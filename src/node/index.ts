@@ -68,4 +68,5 @@ export {
   type Setting,
   settingId,
 } from "./settings.ts";
+export { createSnapshot, restoreSnapshot } from "./snapshots.ts";
 export { NODE_VERSION } from "./version.ts";

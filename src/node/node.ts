@@ -22,6 +22,7 @@ import { attachLiveUpdates, type LiveUpdates } from "./liveUpdates.ts";
 import type { Logger } from "./logger.ts";
 import { NodeMetrics } from "./metrics.ts";
 import { NetworkServices } from "./network.ts";
+import { PeriodicSnapshots } from "./snapshots.ts";
 import { NODE_VERSION } from "./version.ts";
 
 const normalize = (address: string): string => (isAddress(address) ? toChecksumAddress(address) : address);
@@ -83,6 +84,7 @@ export class ChainNode {
   private readonly live: LiveUpdates;
   private readonly blocks: BlockMaking;
   private readonly verifier: SignatureWorkers | undefined;
+  private readonly snapshots: PeriodicSnapshots;
   private readonly log: Logger;
   /** The libp2p listen addresses (network mode), for operators and tests. */
   readonly p2pAddrs: string[];
@@ -95,10 +97,12 @@ export class ChainNode {
     rpcUrl: string;
     blocks: BlockMaking;
     verifier: SignatureWorkers | undefined;
+    snapshots: PeriodicSnapshots;
     log: Logger;
     p2pAddrs: string[];
   }) {
     this.verifier = parts.verifier;
+    this.snapshots = parts.snapshots;
     this.genesis = parts.genesis;
     this.store = parts.store;
     this.rpc = parts.rpc;
@@ -123,9 +127,20 @@ export class ChainNode {
     let started: BlockMaking | undefined;
     let live: LiveUpdates | undefined;
     let verifier: SignatureWorkers | undefined;
+    let snapshots: PeriodicSnapshots | undefined;
     try {
       const chain = new Chain(store, genesis);
       await chain.open();
+      // Before any block commits: it takes the periodic snapshots (and drops unfinished ones).
+      const periodic = new PeriodicSnapshots(
+        store,
+        genesis,
+        options.home,
+        options.snapshot,
+        log.child({ module: "snapshot" }),
+      );
+      snapshots = periodic;
+      chain.committed.add((block) => periodic.committed(block));
 
       // Real time unless a test skews it (CHAIN_NODE_TEST_CLOCK_SKEW_MS, src/faults).
       const clock = skewedClock(options.faults.clockSkewMs);
@@ -239,10 +254,22 @@ export class ChainNode {
       const rpcUrl = await rpc.listen();
       const p2pAddrs = blocks.p2pAddrs();
       log.info({ rpcUrl, p2pAddrs, head: chain.head().header.number, pending: restored }, "node started");
-      return new ChainNode({ genesis, store, rpc, live, rpcUrl, blocks, verifier, log, p2pAddrs });
+      return new ChainNode({
+        genesis,
+        store,
+        rpc,
+        live,
+        rpcUrl,
+        blocks,
+        verifier,
+        snapshots: periodic,
+        log,
+        p2pAddrs,
+      });
     } catch (error) {
       await live?.close();
       await started?.stop();
+      await snapshots?.stop();
       await verifier?.close();
       await store.close();
       throw error;
@@ -254,6 +281,8 @@ export class ChainNode {
     // Together: the HTTP server's close waits for every socket, the upgraded WebSockets included.
     await Promise.all([this.rpc.close(), this.live.close()]);
     await this.blocks.stop();
+    // After block making: no commit starts another; a snapshot under way is abandoned.
+    await this.snapshots.stop();
     await this.verifier?.close();
     await this.store.close();
     this.log.info("node stopped");

@@ -28,8 +28,17 @@ export interface NodeOptions {
   storage: RetentionOptions;
   /** Round timeouts; the block time (commitMs) comes from genesis unless overridden. */
   consensus: Omit<ConsensusTimeouts, "commitMs">;
+  /** Periodic state snapshots (docs/operations.md, "Snapshots"). */
+  snapshot: SnapshotSettings;
   /** Test-only faults (CHAIN_NODE_TEST_* variables, src/faults); none unless a test sets them. */
   faults: TestFaults;
+}
+
+export interface SnapshotSettings {
+  /** Blocks between snapshots: one after each block whose height is a multiple; 0: none. */
+  interval: number;
+  /** Snapshots kept; the oldest beyond it are deleted. */
+  keep: number;
 }
 
 export interface P2pSettings {
@@ -79,6 +88,7 @@ export function defaultNodeOptions(home: string): NodeOptions {
     p2p: { ...defaultP2pSettings, bootstrap: [] },
     storage: { ...defaultRetention },
     consensus: { ...defaultConsensusTimeouts },
+    snapshot: { interval: 0, keep: 2 },
     faults: NO_TEST_FAULTS,
   };
 }

@@ -10,7 +10,7 @@ import type { NodeOptions } from "./options.ts";
  * exist in one of them and be missing from another.
  */
 
-export const CONFIG_SECTIONS = ["node", "rpc", "p2p", "consensus", "pool", "storage"] as const;
+export const CONFIG_SECTIONS = ["node", "rpc", "p2p", "consensus", "pool", "storage", "snapshot"] as const;
 export type ConfigSection = (typeof CONFIG_SECTIONS)[number];
 
 export interface Setting<S extends TSchema = TSchema> {
@@ -398,6 +398,26 @@ export const SETTINGS: readonly Setting[] = [
     get: (o) => o.storage.retainBlocks,
     set: (o, v) => {
       o.storage.retainBlocks = v;
+    },
+  }),
+  setting({
+    section: "snapshot",
+    key: "interval",
+    schema: Type.Integer({ minimum: 0, maximum: 0xffffffff }),
+    doc: "Take a state snapshot after each block whose height is a multiple of this, into data/snapshots/; 0: none.",
+    get: (o) => o.snapshot.interval,
+    set: (o, v) => {
+      o.snapshot.interval = v;
+    },
+  }),
+  setting({
+    section: "snapshot",
+    key: "keep",
+    schema: Positive,
+    doc: "Periodic snapshots kept; older ones are deleted once a new one is complete.",
+    get: (o) => o.snapshot.keep,
+    set: (o, v) => {
+      o.snapshot.keep = v;
     },
   }),
 ];

@@ -4,7 +4,7 @@
  * access beside a running node for export and backup (readOnlyStore.ts).
  * Does not own what a block means (chain) or which transactions are pending (txpool).
  */
-export { LmdbStore } from "./lmdbStore.ts";
+export { LmdbStore, type StoreSnapshotView } from "./lmdbStore.ts";
 export { LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
 export { defaultRetention, MIN_RETAIN, type RetentionOptions } from "./pruning.ts";
 export { ReadOnlyStore, type StoreSnapshot } from "./readOnlyStore.ts";

@@ -4,13 +4,23 @@ import type {
   ChainStore,
   ConfirmedTx,
   JsonValue,
+  SnapshotRestore,
   StoredBlock,
   Tx,
   Validator,
+  ValidatorSetChange,
 } from "../chain/index.ts";
 import { failpoint } from "../faults/index.ts";
 import { LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
-import { defaultRetention, packIds, Pruner, type RetentionOptions, type RetiredEntry } from "./pruning.ts";
+import {
+  BLOCKS_FROM,
+  defaultRetention,
+  packIds,
+  Pruner,
+  type RetentionOptions,
+  type RetiredEntry,
+  STATES_FROM,
+} from "./pruning.ts";
 import { DATABASES, SCHEMA_VERSION } from "./schema.ts";
 
 /**
@@ -20,6 +30,24 @@ import { DATABASES, SCHEMA_VERSION } from "./schema.ts";
  */
 const PRUNE_FLOOR = 2_000;
 const pruneBudget = (written: number): number => PRUNE_FLOOR + 2 * written;
+
+/**
+ * Reads of one LMDB read transaction: a consistent view of the store as of one commit, however
+ * long it is read and whatever is committed meanwhile. `done` must be called (it frees LMDB's
+ * reader slot and lets the pages that later commits free be reused).
+ */
+export interface StoreSnapshotView {
+  /** The head as of the view; undefined for a store without chain data. */
+  readonly head: number | undefined;
+  getBlock(number: number): StoredBlock | undefined;
+  getConfirmedTx(hash: string): ConfirmedTx | undefined;
+  getMeta(key: string): number | undefined;
+  /** Every state leaf, in key order. */
+  leaves(): Iterable<readonly [string, JsonValue]>;
+  /** Every stored validator set change, by height. */
+  validatorSetChanges(): Iterable<ValidatorSetChange>;
+  done(): void;
+}
 
 /**
  * The node's LMDB environment. Implements the chain's ChainStore (one write transaction per
@@ -90,6 +118,11 @@ export class LmdbStore implements ChainStore {
   getBlock(number: number): StoredBlock | undefined {
     if (!Number.isSafeInteger(number) || number < 0 || number > 0xffffffff) return undefined;
     return this.blocks.get(number);
+  }
+
+  /** A number kept in `meta` (schema.ts lists the keys). */
+  getMeta(key: string): number | undefined {
+    return this.meta.get(key);
   }
 
   getBlockNumber(hash: string): number | undefined {
@@ -275,10 +308,64 @@ export class LmdbStore implements ChainStore {
 
   /**
    * Schema 4 → 5: blocks record what they retire from the trie. Blocks committed before kept
-   * no such record, so the nodes only their states reach stay on disk (docs/decisions/010).
+   * no such record, so the nodes only their states reach stay on disk (docs/decisions/011-pruning.md).
    */
   private migrateToRetirement(): void {
     this.root.transactionSync(() => this.meta.put("schema_version", SCHEMA_VERSION));
+  }
+
+  /**
+   * A consistent read view (one LMDB read transaction) for taking a snapshot. Opened right after
+   * a commit, it sees that block; a process other than the node may open it too (LMDB allows
+   * readers beside the writing process).
+   */
+  snapshotView(): StoreSnapshotView {
+    const transaction = this.root.useReadTransaction();
+    const at = { transaction };
+    let open = true;
+    return {
+      head: this.meta.get("head", at),
+      getBlock: (number) => this.blocks.get(number, at),
+      getConfirmedTx: (hash) => this.txs.get(hash, at),
+      getMeta: (key) => this.meta.get(key, at),
+      leaves: () => this.state.getRange({ transaction }).map(({ key, value }) => [key, value] as const),
+      validatorSetChanges: () =>
+        this.validatorSets
+          .getRange({ transaction })
+          .map(({ key, value }) => ({ fromHeight: key, validators: value })),
+      done: () => {
+        if (open) transaction.done();
+        open = false;
+      },
+    };
+  }
+
+  /**
+   * Writes a checked snapshot into a store without chain data, in one write transaction: block 0
+   * and the snapshot's block (the head), the state leaves, trie, stakers, validator sets, the
+   * transactions it carries, and `blocks_from` / `states_from` = its height (no block or state
+   * below it is kept). A crash before the commit leaves the store empty; after it, complete.
+   */
+  restoreSnapshot(restore: SnapshotRestore): void {
+    const height = restore.block.header.number;
+    this.root.transactionSync(() => {
+      if (this.meta.get("head") !== undefined) throw new Error("the store already holds chain data");
+      for (const block of [restore.genesisBlock, restore.block]) {
+        this.blocks.put(block.header.number, block);
+        this.blockNumbers.put(block.hash, block.header.number);
+      }
+      for (const confirmed of restore.txs) this.txs.put(confirmed.tx.hash, confirmed);
+      for (const [path, value] of restore.leaves) this.state.put(path, value);
+      failpoint("snapshot.restoreInWrite");
+      for (const [id, record] of restore.trie.nodes) this.trie.put(id, record);
+      if (restore.trie.root !== undefined) this.trieRoots.put(restore.trie.root.hash, restore.trie.root.id);
+      for (const [address, stake] of restore.stakers) this.stakes.put(address, stake);
+      for (const set of restore.validatorSets) this.validatorSets.put(set.fromHeight, set.validators);
+      this.meta.put(BLOCKS_FROM, height);
+      this.meta.put(STATES_FROM, height);
+      this.meta.put("head", height);
+      this.meta.put("schema_version", SCHEMA_VERSION);
+    });
   }
 
   /** Schema 3 → 4: the journal's entries move from the hash-keyed table to the seq-keyed one. */

@@ -2,7 +2,7 @@ import type { Database } from "lmdb";
 import type { ConfirmedTx, StoredBlock } from "../chain/index.ts";
 import { failpoint } from "../faults/index.ts";
 
-/** How much history a node keeps (docs/decisions/010-pruning.md). */
+/** How much history a node keeps (docs/decisions/011-pruning.md). */
 export interface RetentionOptions {
   /**
    * Recent states whose trie nodes are kept: the head's and the `retainStates - 1` before it.

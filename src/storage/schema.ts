@@ -5,7 +5,8 @@
 export const DATABASES = {
   /**
    * "head" → number of the last committed block; "schema_version" → number; "states_from" and
-   * "blocks_from" → the lowest kept state and block (storage/pruning.ts).
+   * "blocks_from" → the lowest kept state and block above 0: what pruning (storage/pruning.ts) or
+   * a snapshot's restore (the snapshot's height) left.
    */
   meta: "meta",
   /** block number → StoredBlock. */

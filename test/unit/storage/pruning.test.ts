@@ -10,7 +10,7 @@ import { withTempDir } from "../../helpers/tempDir.ts";
 import { assertStateWhole } from "../../helpers/trieWalk.ts";
 
 /**
- * Pruning (storage/pruning.ts, docs/decisions/010-pruning.md) on a real LMDB store under a load
+ * Pruning (storage/pruning.ts, docs/decisions/011-pruning.md) on a real LMDB store under a load
  * that rewrites a fixed set of keys: the kept states stay whole, older ones are gone, the data
  * file stops growing, and pruned blocks leave with their transactions.
  */

@@ -1,0 +1,420 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { bytesToHex, canonicalJson, keccak256, utf8Bytes } from "../crypto/index.ts";
+import { hashHeader, transactionsHash } from "./block.ts";
+import { verifyCommit } from "./commit.ts";
+import { type Genesis, genesisBlock, parseGenesis } from "./genesis.ts";
+import { buildStateTrie, type TrieWrite } from "./stateTrie.ts";
+import type { ConfirmedTx, JsonValue, StoredBlock, Validator } from "./types.ts";
+import { stakeChangesOf, VALIDATOR_SET_DELAY, type ValidatorSetChange } from "./validatorSet.ts";
+
+/**
+ * State snapshots (docs/decisions/010-snapshots.md): the flat state leaves of one block, cut into
+ * chunks of bounded size, and a manifest naming the chain, the block (with its header and commit
+ * certificate), the validator sets, and each chunk's keccak256 and length. Each chunk is checked
+ * alone against the manifest, so chunks may arrive one by one from different peers; the whole
+ * state is then checked against the block's state root. Pure: the container file and the store
+ * are node/'s and storage/'s.
+ */
+
+export const SNAPSHOT_FORMAT = "chain-node-snapshot";
+export const SNAPSHOT_VERSION = 1;
+/**
+ * A chunk closes before an entry would take it past this many bytes (an entry alone may be
+ * larger: a leaf is at most a transaction's size, max_tx_bytes). Part of the format, so that two
+ * nodes cut the same state into the same chunks and a syncing node may take chunks from both.
+ */
+const SNAPSHOT_CHUNK_TARGET_BYTES = 1024 * 1024;
+/** Largest chunk a reader accepts, bytes. */
+const SNAPSHOT_MAX_CHUNK_BYTES = 16 * 1024 * 1024;
+/** Largest manifest a reader accepts, bytes. */
+const SNAPSHOT_MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+
+const SNAPSHOT_ERROR_CODES = [
+  "not_a_snapshot",
+  "unsupported_version",
+  "wrong_chain",
+  "bad_manifest",
+  "chunk_mismatch",
+  "bad_chunk",
+  "state_root_mismatch",
+] as const;
+export type SnapshotErrorCode = (typeof SNAPSHOT_ERROR_CODES)[number];
+
+/** Why a snapshot (or one of its chunks) is refused; state sync maps it to a peer penalty. */
+export class SnapshotError extends Error {
+  readonly code: SnapshotErrorCode;
+
+  constructor(code: SnapshotErrorCode, message: string) {
+    super(message);
+    this.name = "SnapshotError";
+    this.code = code;
+  }
+}
+
+const Hash = Type.String({ pattern: "^0x[0-9a-f]{64}$" });
+const Height = Type.Integer({ minimum: 0, maximum: 0xffffffff });
+const ValidatorSchema = Type.Object({ address: Type.String(), stake: Type.Integer({ minimum: 0 }) });
+
+const ManifestSchema = Type.Object(
+  {
+    format: Type.Literal(SNAPSHOT_FORMAT),
+    version: Type.Literal(SNAPSHOT_VERSION),
+    chain_id: Type.Integer({ minimum: 0 }),
+    genesis_hash: Hash,
+    /** The genesis.json the chain started from: a home is restored from the file alone. */
+    genesis: Type.Unknown(),
+    height: Height,
+    block_hash: Hash,
+    state_root: Hash,
+    /** The block at `height` as stored: header, transaction hashes, signers, commit certificate. */
+    block: Type.Unknown(),
+    /** Every validator set change up to height + VALIDATOR_SET_DELAY, oldest first. */
+    validator_sets: Type.Array(
+      Type.Object({ from_height: Height, validators: Type.Array(ValidatorSchema, { minItems: 1 }) }),
+      { minItems: 1 },
+    ),
+    leaf_count: Type.Integer({ minimum: 0 }),
+    chunks: Type.Array(
+      Type.Object({
+        kind: Type.Union([Type.Literal("state"), Type.Literal("txs")]),
+        hash: Hash,
+        bytes: Type.Integer({ minimum: 2, maximum: SNAPSHOT_MAX_CHUNK_BYTES }),
+        items: Type.Integer({ minimum: 1 }),
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const manifestCheck = TypeCompiler.Compile(ManifestSchema);
+
+export type SnapshotChunkInfo = Static<typeof ManifestSchema>["chunks"][number];
+
+export interface SnapshotManifest extends Omit<Static<typeof ManifestSchema>, "genesis" | "block"> {
+  genesis: Genesis;
+  block: StoredBlock;
+}
+
+/** One leaf (path, value) or one committed transaction, as a chunk holds it. */
+type ChunkItem = readonly [string, JsonValue] | ConfirmedTx;
+
+/**
+ * Cuts `items` into chunks: each chunk's bytes are the UTF-8 of a JSON array of the items'
+ * canonical JSON, closed before an item would take it past `targetBytes`.
+ */
+export function* chunkItems(
+  items: Iterable<ChunkItem>,
+  targetBytes = SNAPSHOT_CHUNK_TARGET_BYTES,
+): Generator<{ bytes: Uint8Array; items: number }> {
+  let parts: string[] = [];
+  let size = 2; // "[" and "]"
+  for (const item of items) {
+    const text = canonicalJson(item);
+    const length = Buffer.byteLength(text, "utf8");
+    if (parts.length > 0 && size + 1 + length > targetBytes) {
+      yield { bytes: utf8Bytes(`[${parts.join(",")}]`), items: parts.length };
+      parts = [];
+      size = 2;
+    }
+    size += (parts.length > 0 ? 1 : 0) + length; // with the comma before it
+    parts.push(text);
+  }
+  if (parts.length > 0) yield { bytes: utf8Bytes(`[${parts.join(",")}]`), items: parts.length };
+}
+
+/** The manifest entry of a chunk's bytes. */
+export function chunkInfo(
+  kind: SnapshotChunkInfo["kind"],
+  chunk: { bytes: Uint8Array; items: number },
+): SnapshotChunkInfo {
+  return { kind, hash: bytesToHex(keccak256(chunk.bytes)), bytes: chunk.bytes.length, items: chunk.items };
+}
+
+/** A manifest's bytes: its canonical JSON. */
+export function encodeManifest(manifest: SnapshotManifest): Uint8Array {
+  return utf8Bytes(canonicalJson(manifest));
+}
+
+/** keccak256 of the manifest's bytes: what a peer offering a snapshot names it by. */
+export function manifestHash(manifest: SnapshotManifest): string {
+  return bytesToHex(keccak256(encodeManifest(manifest)));
+}
+
+/**
+ * Parses and checks a manifest on its own: format and version first (each refused with its own
+ * line), then its shape and that its parts agree (genesis hash, block hash, height, state root,
+ * the commit certificate against the set in force at the height, chunk counts).
+ */
+export function decodeManifest(bytes: Uint8Array): SnapshotManifest {
+  if (bytes.length > SNAPSHOT_MAX_MANIFEST_BYTES) {
+    throw new SnapshotError("bad_manifest", `manifest of ${bytes.length} bytes is over the limit`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(Buffer.from(bytes).toString("utf8"));
+  } catch {
+    throw new SnapshotError("not_a_snapshot", "the manifest is not JSON");
+  }
+  const head = raw as { format?: unknown; version?: unknown } | null;
+  if (head === null || typeof head !== "object" || head.format !== SNAPSHOT_FORMAT) {
+    throw new SnapshotError("not_a_snapshot", `not a ${SNAPSHOT_FORMAT} manifest`);
+  }
+  if (head.version !== SNAPSHOT_VERSION) {
+    throw new SnapshotError(
+      "unsupported_version",
+      `snapshot format version ${String(head.version)}; this node reads version ${SNAPSHOT_VERSION}`,
+    );
+  }
+  if (!manifestCheck.Check(raw)) {
+    const first = manifestCheck.Errors(raw).First();
+    throw new SnapshotError(
+      "bad_manifest",
+      `manifest: ${first?.path || "/"} ${first?.message ?? "is invalid"}`,
+    );
+  }
+  let genesis: Genesis;
+  try {
+    genesis = parseGenesis(raw.genesis);
+  } catch (error) {
+    throw new SnapshotError("bad_manifest", `manifest: ${(error as Error).message}`);
+  }
+  const manifest: SnapshotManifest = { ...raw, genesis, block: raw.block as StoredBlock };
+  checkManifest(manifest);
+  return manifest;
+}
+
+function checkManifest(manifest: SnapshotManifest): void {
+  const bad = (message: string): never => {
+    throw new SnapshotError("bad_manifest", `manifest: ${message}`);
+  };
+  const { genesis, block, height } = manifest;
+  if (genesis.chain_id !== manifest.chain_id) bad(`chain id ${manifest.chain_id} differs from its genesis's`);
+  if (genesisBlock(genesis).hash !== manifest.genesis_hash) bad("genesis_hash is not its genesis's block 0");
+  if (typeof block !== "object" || block === null || typeof block.header !== "object") bad("no block");
+  if (block.header.number !== height) bad(`block ${block.header.number} is not the height ${height}`);
+  if (hashHeader(block.header) !== block.hash || block.hash !== manifest.block_hash)
+    bad("block_hash is not its header's hash");
+  if (block.header.state_root !== manifest.state_root) bad("state_root differs from its header's");
+  const sets = manifest.validator_sets;
+  sets.forEach((set, i) => {
+    if (i > 0 && set.from_height <= (sets[i - 1]?.from_height ?? 0)) bad("validator_sets are not in order");
+  });
+  if ((sets[0]?.from_height ?? 0) > Math.max(height, 1)) bad(`no validator set for height ${height}`);
+  if (height > 0) {
+    if (block.commit === null) bad(`block ${height} carries no commit certificate`);
+    const check = verifyCommit(
+      block.commit as NonNullable<StoredBlock["commit"]>,
+      manifest.chain_id,
+      setAt(sets, height),
+    );
+    if (!check.ok) bad(`the commit certificate of block ${height} does not verify: ${check.message}`);
+    if (block.commit?.block_hash !== block.hash) bad("the commit certificate is for another block");
+  }
+  const leaves = manifest.chunks.filter((c) => c.kind === "state").reduce((sum, c) => sum + c.items, 0);
+  if (leaves !== manifest.leaf_count) bad(`leaf_count ${manifest.leaf_count}, chunks hold ${leaves}`);
+  const firstTxs = manifest.chunks.findIndex((c) => c.kind === "txs");
+  if (firstTxs !== -1 && manifest.chunks.slice(firstTxs).some((c) => c.kind !== "txs"))
+    bad("state chunks come before txs chunks");
+}
+
+const setAt = (sets: SnapshotManifest["validator_sets"], height: number): Validator[] =>
+  [...sets].reverse().find((set) => set.from_height <= height)?.validators ?? [];
+
+/** Refuses a manifest of another chain than `genesis`, with a line saying which. */
+export function checkManifestChain(manifest: SnapshotManifest, genesis: Genesis): void {
+  if (manifest.chain_id !== genesis.chain_id) {
+    throw new SnapshotError(
+      "wrong_chain",
+      `the snapshot is of chain id ${manifest.chain_id}; this home's genesis has chain id ${genesis.chain_id}`,
+    );
+  }
+  const ours = genesisBlock(genesis).hash;
+  if (manifest.genesis_hash !== ours) {
+    throw new SnapshotError(
+      "wrong_chain",
+      `the snapshot's genesis is ${manifest.genesis_hash}; this home's genesis is ${ours}`,
+    );
+  }
+}
+
+/** Checks chunk `index`'s bytes against the manifest (length, keccak256) and parses it. */
+function decodeChunk(manifest: SnapshotManifest, index: number, bytes: Uint8Array): ChunkItem[] {
+  const info = manifest.chunks[index];
+  if (info === undefined) throw new SnapshotError("bad_chunk", `the manifest has no chunk ${index}`);
+  if (bytes.length !== info.bytes || bytesToHex(keccak256(bytes)) !== info.hash) {
+    throw new SnapshotError(
+      "chunk_mismatch",
+      `chunk ${index}: ${bytes.length} bytes hashing to ${bytesToHex(keccak256(bytes))}; the manifest says ${info.bytes} bytes, ${info.hash}`,
+    );
+  }
+  // The hash matched, so only a manifest written wrong can get past here with a bad chunk.
+  let items: unknown;
+  try {
+    items = JSON.parse(Buffer.from(bytes).toString("utf8"));
+  } catch {
+    throw new SnapshotError("bad_chunk", `chunk ${index} is not JSON`);
+  }
+  if (!Array.isArray(items) || items.length !== info.items)
+    throw new SnapshotError("bad_chunk", `chunk ${index} does not hold ${info.items} items`);
+  for (const item of items) {
+    const ok =
+      info.kind === "state"
+        ? Array.isArray(item) && item.length === 2 && typeof item[0] === "string"
+        : typeof item === "object" && item !== null && typeof (item as ConfirmedTx).tx?.hash === "string";
+    if (!ok)
+      throw new SnapshotError("bad_chunk", `chunk ${index} holds an item that is not a ${info.kind} entry`);
+  }
+  return items as ChunkItem[];
+}
+
+/** Everything a restore writes, checked: the store puts it in one transaction. */
+export interface SnapshotRestore {
+  genesisBlock: StoredBlock;
+  block: StoredBlock;
+  leaves: Map<string, JsonValue>;
+  trie: TrieWrite;
+  /** Every account with a non-zero stake in the restored state. */
+  stakers: Map<string, number>;
+  validatorSets: ValidatorSetChange[];
+  /** The block's own transactions, and recent unordered ones (see snapshotTxHashes). */
+  txs: ConfirmedTx[];
+}
+
+const byUtf8 = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/**
+ * Collects a snapshot's chunks (in any order, each checked on arrival) and, once all are in,
+ * rebuilds the trie of the whole state and checks its root against the manifest's block.
+ */
+export class SnapshotAssembler {
+  readonly manifest: SnapshotManifest;
+  private readonly received = new Map<number, ChunkItem[]>();
+
+  constructor(manifest: SnapshotManifest) {
+    this.manifest = manifest;
+  }
+
+  /** Checks and keeps chunk `index`; throws SnapshotError for a chunk the manifest does not name. */
+  add(index: number, bytes: Uint8Array): void {
+    this.received.set(index, decodeChunk(this.manifest, index, bytes));
+  }
+
+  missing(): number[] {
+    return this.manifest.chunks.map((_, i) => i).filter((i) => !this.received.has(i));
+  }
+
+  /** The checked restore: throws state_root_mismatch when the leaves do not make the block's root. */
+  finish(nextTrieId = 0): SnapshotRestore {
+    const missing = this.missing();
+    if (missing.length > 0) throw new SnapshotError("bad_chunk", `chunks ${missing.join(", ")} are missing`);
+    const { manifest } = this;
+    const leaves = new Map<string, JsonValue>();
+    const txs: ConfirmedTx[] = [];
+    let last: string | undefined;
+    manifest.chunks.forEach((info, index) => {
+      for (const item of this.received.get(index) ?? []) {
+        if (info.kind === "txs") {
+          txs.push(item as ConfirmedTx);
+          continue;
+        }
+        const [path, value] = item as readonly [string, JsonValue];
+        if (last !== undefined && byUtf8(last, path) >= 0)
+          throw new SnapshotError("bad_chunk", `chunk ${index}: leaf ${path} is out of key order`);
+        leaves.set(path, value);
+        last = path;
+      }
+    });
+    const trie = buildStateTrie(leaves, nextTrieId);
+    if (trie.rootHex !== manifest.state_root || trie.rootHex !== manifest.block.header.state_root) {
+      throw new SnapshotError(
+        "state_root_mismatch",
+        `the restored state's root is ${trie.rootHex}; block ${manifest.height}'s state_root is ${manifest.block.header.state_root}`,
+      );
+    }
+    const own = new Set(manifest.block.tx_hashes);
+    const blockTxs = txs.filter((c) => own.has(c.tx.hash) && c.block_hash === manifest.block_hash);
+    if (
+      blockTxs.length !== own.size ||
+      transactionsHash(manifest.block.tx_hashes) !== manifest.block.header.transactions_hash
+    ) {
+      throw new SnapshotError(
+        "bad_chunk",
+        `the txs chunks do not hold block ${manifest.height}'s transactions`,
+      );
+    }
+    const stakers = new Map([...stakeChangesOf(leaves)].filter(([, stake]) => stake > 0));
+    return {
+      genesisBlock: genesisBlock(manifest.genesis),
+      block: manifest.block,
+      leaves,
+      trie: trie.write,
+      stakers,
+      validatorSets: manifest.validator_sets.map((s) => ({
+        fromHeight: s.from_height,
+        validators: s.validators,
+      })),
+      txs,
+    };
+  }
+}
+
+/**
+ * How far back, in block time, a snapshot keeps committed unordered transactions (nonce -1): a
+ * new block may take one whose timestamp is within UNORDERED_TX_WINDOW_MS of its own time, and
+ * what stops a replay is the committed-transaction index, which a restored node has only for what
+ * the snapshot carries. A transaction a block at time b took has a timestamp ≥ b − window, so it is
+ * replayable after the head (time h) only if b ≥ h − 2 × window.
+ */
+export function unorderedLookbackMs(windowMs: number): number {
+  return 2 * windowMs;
+}
+
+/** What snapshotTxHashes reads. */
+export interface SnapshotBlockReader {
+  getBlock(number: number): StoredBlock | undefined;
+  getConfirmedTx(hash: string): ConfirmedTx | undefined;
+}
+
+/**
+ * The committed transactions a snapshot of `head` carries: the head block's own, then the
+ * unordered ones of the blocks within `lookbackMs` of its time (newest first), walking back until
+ * a block is older or missing (a node restored from a snapshot has no blocks below it).
+ */
+export function snapshotTxs(
+  reader: SnapshotBlockReader,
+  head: StoredBlock,
+  lookbackMs: number,
+): ConfirmedTx[] {
+  const out: ConfirmedTx[] = [];
+  const take = (hash: string): void => {
+    const confirmed = reader.getConfirmedTx(hash);
+    if (confirmed !== undefined) out.push(confirmed);
+  };
+  for (const hash of head.tx_hashes) take(hash);
+  for (let n = head.header.number - 1; n >= 1; n--) {
+    const block = reader.getBlock(n);
+    if (block === undefined || block.header.timestamp < head.header.timestamp - lookbackMs) break;
+    for (const hash of block.tx_hashes) {
+      const confirmed = reader.getConfirmedTx(hash);
+      if (confirmed !== undefined && confirmed.tx.nonce === -1) out.push(confirmed);
+    }
+  }
+  return out;
+}
+
+/**
+ * The validator set changes a snapshot of `height` carries: all of them up to height +
+ * VALIDATOR_SET_DELAY, not only those in force from the height on, because the proposer rotation
+ * (consensus/proposer.ts) replays the priorities from height 1 through every set, and the commit
+ * certificate of block `height` is checked against the set in force at it.
+ */
+export function snapshotValidatorSets(
+  changes: Iterable<ValidatorSetChange>,
+  height: number,
+): SnapshotManifest["validator_sets"] {
+  const out: SnapshotManifest["validator_sets"] = [];
+  for (const { fromHeight, validators } of changes) {
+    if (fromHeight <= height + VALIDATOR_SET_DELAY) out.push({ from_height: fromHeight, validators });
+  }
+  return out;
+}

@@ -1,0 +1,219 @@
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { type Genesis, manifestHash, type SnapshotManifest, type StoredBlock } from "../chain/index.ts";
+import { armFailpoint, type TestFaults } from "../faults/index.ts";
+import { LmdbStore } from "../storage/index.ts";
+import { homePaths, loadGenesis } from "./home.ts";
+import type { Logger } from "./logger.ts";
+import type { SnapshotSettings } from "./options.ts";
+import {
+  openSnapshotFile,
+  PARTIAL_SUFFIX,
+  type RestoreResult,
+  restoreSnapshotFile,
+  SnapshotAbortedError,
+  writeSnapshotFile,
+} from "./snapshotFile.ts";
+
+/**
+ * The snapshots a node keeps (`<home>/data/snapshots/<height>.snapshot`, one container file each)
+ * and the read API state sync will serve peers from: list, manifest, chunk i. A `.partial` file is
+ * a snapshot being written, or abandoned by a process that died: never listed.
+ */
+export class SnapshotStore {
+  readonly dir: string;
+
+  constructor(home: string) {
+    this.dir = join(homePaths(home).data, "snapshots");
+  }
+
+  pathOf(height: number): string {
+    return join(this.dir, `${height}${SNAPSHOT_SUFFIX}`);
+  }
+
+  /** Heights of the complete snapshots, oldest first. */
+  list(): number[] {
+    if (!existsSync(this.dir)) return [];
+    return readdirSync(this.dir)
+      .map((name) => SNAPSHOT_NAME.exec(name)?.[1])
+      .filter((height): height is string => height !== undefined)
+      .map(Number)
+      .sort((a, b) => a - b);
+  }
+
+  /** The checked manifest of the snapshot at `height`. */
+  async readManifest(height: number): Promise<SnapshotManifest> {
+    const file = await openSnapshotFile(this.pathOf(height));
+    await file.close();
+    return file.manifest;
+  }
+
+  /** Chunk `index` of the snapshot at `height`, as stored (the receiver checks it). */
+  async readChunk(height: number, index: number): Promise<Uint8Array> {
+    const file = await openSnapshotFile(this.pathOf(height));
+    try {
+      return await file.readChunk(index);
+    } finally {
+      await file.close();
+    }
+  }
+
+  /** Removes partial files left by a write that did not finish (the process died or stopped). */
+  removePartial(): number {
+    if (!existsSync(this.dir)) return 0;
+    const partial = readdirSync(this.dir).filter((name) => name.endsWith(PARTIAL_SUFFIX));
+    for (const name of partial) rmSync(join(this.dir, name), { force: true });
+    return partial.length;
+  }
+
+  /** Deletes the oldest snapshots beyond `keep`; returns the heights deleted. */
+  prune(keep: number): number[] {
+    const heights = this.list();
+    const old = heights.slice(0, Math.max(0, heights.length - keep));
+    for (const height of old) rmSync(this.pathOf(height), { force: true });
+    return old;
+  }
+}
+
+const SNAPSHOT_SUFFIX = ".snapshot";
+const SNAPSHOT_NAME = /^(\d+)\.snapshot$/;
+
+/**
+ * Takes a snapshot after each committed block whose height is a multiple of the interval, one at
+ * a time, without stalling block making: the read transaction opens in the commit's listener (so
+ * it sees exactly that block), the chunks are written with a yield after each, and the oldest
+ * snapshots beyond `keep` are deleted once a new one is complete. A height reached while the
+ * previous snapshot is still being written is skipped. `stop` abandons a snapshot under way.
+ */
+export class PeriodicSnapshots {
+  private readonly store: LmdbStore;
+  private readonly genesis: Genesis;
+  private readonly settings: SnapshotSettings;
+  private readonly log: Logger;
+  private readonly snapshots: SnapshotStore;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(store: LmdbStore, genesis: Genesis, home: string, settings: SnapshotSettings, log: Logger) {
+    this.store = store;
+    this.genesis = genesis;
+    this.settings = settings;
+    this.log = log;
+    this.snapshots = new SnapshotStore(home);
+    const removed = this.snapshots.removePartial();
+    if (removed > 0) this.log.info({ removed }, "removed unfinished snapshot files");
+  }
+
+  /** Called after `block` is committed and is the head (Chain.committed). */
+  committed(block: StoredBlock): void {
+    const height = block.header.number;
+    const { interval } = this.settings;
+    if (this.stopped || interval === 0 || height === 0 || height % interval !== 0) return;
+    if (this.running !== undefined) {
+      this.log.warn({ height }, "snapshot skipped: the previous one is still being written");
+      return;
+    }
+    const view = this.store.snapshotView();
+    if (view.head !== height) {
+      // A block written as part of a range (sync) is committed with the blocks after it.
+      view.done();
+      this.log.debug({ height, stored: view.head }, "snapshot skipped: the block is not yet durable alone");
+      return;
+    }
+    const started = Date.now();
+    this.running = writeSnapshotFile(view, this.genesis, this.snapshots.pathOf(height), {
+      aborted: () => this.stopped,
+    })
+      .then((manifest) => {
+        const deleted = this.snapshots.prune(this.settings.keep);
+        this.log.info(
+          {
+            height,
+            chunks: manifest.chunks.length,
+            leaves: manifest.leaf_count,
+            ms: Date.now() - started,
+            deleted,
+          },
+          "snapshot taken",
+        );
+      })
+      .catch((error: unknown) => {
+        if (error instanceof SnapshotAbortedError) this.log.info({ height }, error.message);
+        else this.log.error({ err: error, height }, "snapshot failed");
+      })
+      .finally(() => {
+        view.done();
+        this.running = undefined;
+      });
+  }
+
+  /** Abandons a snapshot under way (its partial file is removed) and takes no more. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.running;
+  }
+}
+
+/** `snapshot create`: what it wrote. */
+export interface CreatedSnapshot {
+  manifest: SnapshotManifest;
+  /** keccak256 of the manifest's bytes: the snapshot's name when peers offer it. */
+  manifestHash: string;
+  /** True when it copied a snapshot the node had taken (`--height` below the head). */
+  copied: boolean;
+  bytes: number;
+}
+
+/**
+ * Writes a snapshot of a home's head (or copies the node's stored snapshot at `height`) to `out`.
+ * The home may be in use by a running node: everything is read in one LMDB read transaction.
+ */
+export async function createSnapshot(params: {
+  home: string;
+  out: string;
+  height?: number | undefined;
+  faults: TestFaults;
+}): Promise<CreatedSnapshot> {
+  armFailpoint(params.faults.failpoint);
+  const { home, out, height } = params;
+  const genesis = loadGenesis(home);
+  const data = homePaths(home).data;
+  if (!existsSync(join(data, "data.mdb"))) throw new Error(`${home} holds no chain data (${data} is empty)`);
+  const stored = new SnapshotStore(home);
+  const store = new LmdbStore(data);
+  let view: ReturnType<LmdbStore["snapshotView"]> | undefined;
+  try {
+    view = store.snapshotView();
+    const head = view.head;
+    if (head === undefined) throw new Error(`${home} holds no chain data`);
+    if (height !== undefined && height !== head) {
+      if (!stored.list().includes(height)) {
+        throw new Error(
+          `no snapshot can be made at height ${height}: the state is kept at the head only (${head}), and the node's stored snapshots are at ${stored.list().join(", ") || "(none)"}`,
+        );
+      }
+      view.done();
+      const manifest = await stored.readManifest(height);
+      const partial = `${out}${PARTIAL_SUFFIX}`;
+      copyFileSync(stored.pathOf(height), partial);
+      renameSync(partial, out);
+      return { manifest, manifestHash: manifestHash(manifest), copied: true, bytes: statSync(out).size };
+    }
+    const manifest = await writeSnapshotFile(view, genesis, out);
+    return { manifest, manifestHash: manifestHash(manifest), copied: false, bytes: statSync(out).size };
+  } finally {
+    view?.done();
+    await store.close();
+  }
+}
+
+/** `snapshot restore`: a home without chain data from a snapshot file (see restoreSnapshotFile). */
+export async function restoreSnapshot(params: {
+  home: string;
+  file: string;
+  faults: TestFaults;
+}): Promise<RestoreResult> {
+  armFailpoint(params.faults.failpoint);
+  mkdirSync(params.home, { recursive: true });
+  return restoreSnapshotFile(params.home, params.file);
+}

@@ -1,0 +1,291 @@
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import {
+  balanceOf,
+  Chain,
+  checkManifestChain,
+  chunkInfo,
+  chunkItems,
+  decodeManifest,
+  encodeManifest,
+  nonceOf,
+  precommitVote,
+  SnapshotAssembler,
+  SnapshotError,
+  type SnapshotManifest,
+  signVote,
+  type Tx,
+} from "../../../src/chain/index.ts";
+import {
+  bytesToHex,
+  canonicalJson,
+  type DerivedAccount,
+  hexToBytes,
+  keccak256,
+} from "../../../src/crypto/index.ts";
+import { devAccounts, devGenesis } from "../../../src/node/index.ts";
+import { openSnapshotFile, writeSnapshotFile } from "../../../src/node/snapshotFile.ts";
+import { LmdbStore } from "../../../src/storage/index.ts";
+import { withTempDir } from "../../helpers/tempDir.ts";
+
+const ACCOUNTS = devAccounts();
+const VALIDATOR = ACCOUNTS[0] as DerivedAccount;
+const GENESIS = devGenesis(ACCOUNTS, 1_700_000_000_000);
+
+let txCounter = 0;
+/** A block-form transfer (Chain.execute does not check signatures); unordered when nonce is -1. */
+function transfer(
+  from: DerivedAccount,
+  to: DerivedAccount,
+  amount: number,
+  nonce: number,
+  timestamp: number,
+): Tx {
+  txCounter += 1;
+  return {
+    hash: `0x${txCounter.toString(16).padStart(64, "0")}`,
+    address: from.address,
+    signature: "0x",
+    timestamp,
+    nonce,
+    operation: {
+      type: "SET_VALUE",
+      ref: `/transfer/${from.address}/${to.address}/k${txCounter}/value`,
+      value: amount,
+    },
+  };
+}
+
+/** Commits one block with the dev validator's real precommit as its certificate. */
+async function produce(chain: Chain, txs: Tx[]): Promise<void> {
+  const height = chain.head().header.number + 1;
+  const executed = await chain.execute(txs, VALIDATOR.address, GENESIS.genesis_time + height * 1000);
+  const vote = precommitVote(GENESIS.chain_id, height, 0, executed.hash);
+  const signature = signVote(vote, hexToBytes(VALIDATOR.privateKey));
+  await chain.commit(executed, { height, round: 0, block_hash: executed.hash, signatures: [signature] }, [
+    VALIDATOR.address,
+  ]);
+}
+
+/** A dev chain of three blocks of transfers (one unordered) in `dir`, snapshotted to `file`. */
+async function chainWithSnapshot(
+  dir: string,
+  chunkTargetBytes?: number,
+): Promise<{ file: string; manifest: SnapshotManifest; store: LmdbStore; chain: Chain }> {
+  const store = new LmdbStore(join(dir, "source"));
+  const chain = new Chain(store, GENESIS);
+  await chain.open();
+  const [a, b, c] = ACCOUNTS.slice(1, 4) as [DerivedAccount, DerivedAccount, DerivedAccount];
+  const t = GENESIS.genesis_time;
+  await produce(chain, [transfer(a, b, 10, 0, t), transfer(b, c, 3, 0, t)]);
+  await produce(chain, [transfer(a, c, 7, 1, t), transfer(c, a, 1, -1, t + 2000)]);
+  await produce(chain, [transfer(a, b, 1, 2, t)]);
+  const file = join(dir, "chain.snapshot");
+  const view = store.snapshotView();
+  try {
+    const manifest = await writeSnapshotFile(
+      view,
+      GENESIS,
+      file,
+      chunkTargetBytes === undefined ? {} : { chunkTargetBytes },
+    );
+    return { file, manifest, store, chain };
+  } finally {
+    view.done();
+  }
+}
+
+async function assemble(file: string): Promise<SnapshotAssembler> {
+  const snapshot = await openSnapshotFile(file);
+  try {
+    const assembler = new SnapshotAssembler(snapshot.manifest);
+    for (let i = 0; i < snapshot.manifest.chunks.length; i++) assembler.add(i, await snapshot.readChunk(i));
+    return assembler;
+  } finally {
+    await snapshot.close();
+  }
+}
+
+describe("snapshot format (src/chain/snapshot.ts, src/node/snapshotFile.ts)", () => {
+  it("cuts items into chunks no larger than the target (unless one item is), in order, losing none", () => {
+    const leaves = Array.from({ length: 50 }, (_, i) => [`/a/${String(i).padStart(3, "0")}`, i * 7] as const);
+    const chunks = [...chunkItems(leaves, 100)];
+    assert.ok(chunks.length > 5, `50 leaves of ~15 bytes make several 100-byte chunks, got ${chunks.length}`);
+    const back: unknown[] = [];
+    chunks.forEach((chunk, i) => {
+      assert.ok(chunk.bytes.length <= 100, `chunk ${i}: ${chunk.bytes.length} bytes`);
+      const items = JSON.parse(Buffer.from(chunk.bytes).toString("utf8")) as unknown[];
+      assert.equal(items.length, chunk.items, `chunk ${i} holds what it says`);
+      back.push(...items);
+    });
+    assert.deepEqual(
+      back,
+      leaves.map(([p, v]) => [p, v]),
+    );
+    const big = [["/big", "x".repeat(500)] as const];
+    assert.equal([...chunkItems(big, 100)].length, 1, "an item over the target makes a chunk of its own");
+    const info = chunkInfo("state", chunks[0] as { bytes: Uint8Array; items: number });
+    assert.equal(info.hash, bytesToHex(keccak256((chunks[0] as { bytes: Uint8Array }).bytes)));
+    assert.equal(info.bytes, chunks[0]?.bytes.length);
+  });
+
+  it("round-trips: the file's manifest decodes to what was written, every chunk checks, the root rebuilds", async () => {
+    await withTempDir("snapshot-unit", async (dir) => {
+      const { file, manifest, store, chain } = await chainWithSnapshot(dir, 200);
+      try {
+        assert.equal(manifest.height, 3);
+        assert.ok(manifest.chunks.filter((c) => c.kind === "state").length > 1, "small chunks: several");
+        const again = decodeManifest(encodeManifest(manifest));
+        assert.deepEqual(again, manifest, "encode then decode gives the manifest back");
+        const restore = (await assemble(file)).finish();
+        assert.equal(restore.block.hash, chain.head().hash);
+        assert.equal(restore.leaves.size, manifest.leaf_count);
+        const hashes = restore.txs.map((c) => c.tx.hash);
+        assert.ok(
+          chain.head().tx_hashes.every((h) => hashes.includes(h)),
+          "the head block's transactions",
+        );
+        assert.ok(
+          restore.txs.some((c) => c.tx.nonce === -1),
+          "the recent unordered transaction, so that it cannot be replayed on the restored node",
+        );
+
+        // Into a new store: the chain opens at the head with no blocks between 1 and head-1.
+        const target = new LmdbStore(join(dir, "target"));
+        try {
+          target.restoreSnapshot(restore);
+          const restored = new Chain(target, GENESIS);
+          await restored.open();
+          assert.equal(restored.head().hash, chain.head().hash);
+          assert.equal(target.getBlock(1), undefined, "no block below the snapshot");
+          assert.equal(target.getMeta("blocks_from"), 3);
+          assert.equal(target.getMeta("states_from"), 3);
+          for (const account of ACCOUNTS) {
+            assert.equal(
+              balanceOf(target, account.address),
+              balanceOf(store, account.address),
+              account.address,
+            );
+            assert.equal(nonceOf(target, account.address), nonceOf(store, account.address), account.address);
+          }
+          assert.deepEqual(restored.validators(), chain.validators());
+          // Both make the same next block.
+          const [a, b] = ACCOUNTS.slice(4, 6) as [DerivedAccount, DerivedAccount];
+          const next = transfer(a, b, 5, 0, GENESIS.genesis_time);
+          await produce(restored, [next]);
+          await produce(chain, [next]);
+          assert.equal(restored.head().hash, chain.head().hash, "block 4 is the same on both");
+          assert.throws(() => target.restoreSnapshot(restore), /already holds chain data/);
+        } finally {
+          await target.close();
+        }
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
+  it("refuses another format version, another chain, a changed chunk, and a state that is not the block's", async () => {
+    await withTempDir("snapshot-unit", async (dir) => {
+      const { file, manifest, store } = await chainWithSnapshot(dir);
+      try {
+        const json = (change: (m: Record<string, unknown>) => void): Uint8Array => {
+          const raw = JSON.parse(canonicalJson(manifest)) as Record<string, unknown>;
+          change(raw);
+          return Buffer.from(JSON.stringify(raw));
+        };
+        const refuses = (bytes: Uint8Array, code: string, message: RegExp) =>
+          assert.throws(
+            () => decodeManifest(bytes),
+            (e: unknown) => e instanceof SnapshotError && e.code === code && message.test(e.message),
+          );
+        refuses(
+          json((m) => {
+            m.version = 2;
+          }),
+          "unsupported_version",
+          /version 2; this node reads version 1/,
+        );
+        refuses(
+          json((m) => {
+            m.format = "other";
+          }),
+          "not_a_snapshot",
+          /not a chain-node-snapshot/,
+        );
+        refuses(
+          json((m) => {
+            m.chain_id = 5;
+          }),
+          "bad_manifest",
+          /chain id 5/,
+        );
+        refuses(
+          json((m) => {
+            m.height = 2;
+          }),
+          "bad_manifest",
+          /block 3 is not the height 2/,
+        );
+        refuses(
+          json((m) => {
+            m.leaf_count = 1;
+          }),
+          "bad_manifest",
+          /leaf_count/,
+        );
+
+        assert.throws(
+          () => checkManifestChain(manifest, { ...GENESIS, chain_id: 101 }),
+          /snapshot is of chain id 100; this home's genesis has chain id 101/,
+        );
+        assert.throws(
+          () => checkManifestChain(manifest, { ...GENESIS, genesis_time: 1 }),
+          (e: unknown) => e instanceof SnapshotError && e.code === "wrong_chain",
+        );
+
+        const snapshot = await openSnapshotFile(file);
+        const first = await snapshot.readChunk(0);
+        await snapshot.close();
+        const changed = Uint8Array.from(first);
+        changed[changed.length - 2] = (changed[changed.length - 2] ?? 0) ^ 1;
+        assert.throws(
+          () => new SnapshotAssembler(manifest).add(0, changed),
+          (e: unknown) =>
+            e instanceof SnapshotError && e.code === "chunk_mismatch" && /chunk 0/.test(e.message),
+        );
+
+        // A liar's manifest: a leaf changed and the chunk's hash recomputed; the root gives it away.
+        const items = JSON.parse(Buffer.from(first).toString("utf8")) as [string, unknown][];
+        const balance = items.findIndex(([path]) => path.endsWith("/balance"));
+        (items[balance] as [string, unknown])[1] = 1;
+        const forged = Buffer.from(canonicalJson(items));
+        const lying: SnapshotManifest = {
+          ...manifest,
+          chunks: manifest.chunks.map((c, i) =>
+            i === 0 ? chunkInfo("state", { bytes: forged, items: items.length }) : c,
+          ),
+        };
+        const assembler = new SnapshotAssembler(decodeManifest(encodeManifest(lying)));
+        assembler.add(0, forged);
+        const rest = await openSnapshotFile(file);
+        for (let i = 1; i < manifest.chunks.length; i++) assembler.add(i, await rest.readChunk(i));
+        await rest.close();
+        assert.throws(
+          () => assembler.finish(),
+          (e: unknown) =>
+            e instanceof SnapshotError && e.code === "state_root_mismatch" && /state_root/.test(e.message),
+        );
+
+        // A truncated file is no snapshot.
+        const truncated = join(dir, "truncated.snapshot");
+        writeFileSync(truncated, readFileSync(file).subarray(0, 100));
+        await assert.rejects(openSnapshotFile(truncated), /not a complete chain-node-snapshot file/);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+});
