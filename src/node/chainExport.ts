@@ -221,7 +221,8 @@ export async function importChain(options: ImportOptions): Promise<ImportSummary
         chainId: genesis.chain_id,
         maxTxBytes: genesis.consensus.max_tx_bytes,
         // A block the home pruned is not compared (it was checked when the home committed it).
-        storedHash: (number) => (number < opened.blocksFrom() ? undefined : opened.getBlock(number)?.hash),
+        storedHash: (number) =>
+          number > 0 && number < opened.blocksFrom() ? undefined : opened.getBlock(number)?.hash,
         ...(verifier === undefined ? {} : { verifier }),
         ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
       },
