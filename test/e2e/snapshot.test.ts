@@ -179,10 +179,10 @@ describe("snapshots (chain-node snapshot create / restore)", () => {
     const restored = await spawn(devArgs(restoredHome, restoredPort), restoredPort);
     assert.deepEqual(await answers(restored.url), expected, "the restored home answers as the source did");
     const head = (expected as { head: number }).head;
-    assert.equal(
-      await rpc(restored.url, "chain_getBlockByNumber", { number: head - 1 }),
-      null,
-      "no block below it",
+    await assert.rejects(
+      rpc(restored.url, "chain_getBlockByNumber", { number: head - 1 }),
+      new RegExp(`"code":-32005.*"reason":"pruned","first_available":${head}`),
+      "a block below it answers pruned, with the snapshot's height as the first kept",
     );
     await transferAndWait(restored.url, THIRD, SENDER, 2);
     assert.equal(
