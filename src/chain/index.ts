@@ -55,6 +55,13 @@ export {
   snapshotValidatorSets,
   unorderedLookbackMs,
 } from "./snapshot.ts";
+export {
+  checkSnapshotTrust,
+  type LinkedBlock,
+  type TrustAnchor,
+  type TrustCheck,
+  trustRange,
+} from "./snapshotTrust.ts";
 export { StateTrie, type TrieNodeReader, type TrieWrite } from "./stateTrie.ts";
 export {
   isQuorum,

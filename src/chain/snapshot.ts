@@ -6,7 +6,13 @@ import { verifyCommit } from "./commit.ts";
 import { type Genesis, genesisBlock, parseGenesis } from "./genesis.ts";
 import { buildStateTrie, type TrieWrite } from "./stateTrie.ts";
 import type { ConfirmedTx, JsonValue, StoredBlock, Validator } from "./types.ts";
-import { stakeChangesOf, VALIDATOR_SET_DELAY, type ValidatorSetChange } from "./validatorSet.ts";
+import {
+  sameValidators,
+  selectValidators,
+  stakeChangesOf,
+  VALIDATOR_SET_DELAY,
+  type ValidatorSetChange,
+} from "./validatorSet.ts";
 
 /**
  * State snapshots (docs/decisions/010-snapshots.md): the flat state leaves of one block, cut into
@@ -220,6 +226,10 @@ function checkManifest(manifest: SnapshotManifest): void {
 const setAt = (sets: SnapshotManifest["validator_sets"], height: number): Validator[] =>
   [...sets].reverse().find((set) => set.from_height <= height)?.validators ?? [];
 
+/** The validator set the manifest says is in force at `height` (its latest change at or below). */
+export const manifestValidatorsAt = (manifest: SnapshotManifest, height: number): Validator[] =>
+  setAt(manifest.validator_sets, height);
+
 /** Refuses a manifest of another chain than `genesis`, with a line saying which. */
 export function checkManifestChain(manifest: SnapshotManifest, genesis: Genesis): void {
   if (manifest.chain_id !== genesis.chain_id) {
@@ -343,6 +353,7 @@ export class SnapshotAssembler {
       );
     }
     const stakers = new Map([...stakeChangesOf(leaves)].filter(([, stake]) => stake > 0));
+    checkSetFromState(manifest, stakers);
     return {
       genesisBlock: genesisBlock(manifest.genesis),
       block: manifest.block,
@@ -355,6 +366,29 @@ export class SnapshotAssembler {
       })),
       txs,
     };
+  }
+}
+
+/**
+ * The set in force at height + VALIDATOR_SET_DELAY is what the stakes of the restored state select
+ * (every stake change up to the block takes effect by then): checked, so that this part of the
+ * manifest's validator sets is bound to the state root and not merely carried. The sets of the
+ * heights before it are checked by state sync against certificates (chain/snapshotTrust.ts).
+ */
+function checkSetFromState(manifest: SnapshotManifest, stakers: ReadonlyMap<string, number>): void {
+  const { min_validator_stake, max_validators } = manifest.genesis.consensus;
+  const selected = selectValidators(
+    [...stakers].map(([address, stake]) => ({ address, stake })),
+    min_validator_stake,
+    max_validators,
+  );
+  const claimed = setAt(manifest.validator_sets, manifest.height + VALIDATOR_SET_DELAY);
+  // A selection that would leave no validator is never applied (the chain keeps its signers).
+  if (selected.length > 0 && !sameValidators(selected, claimed)) {
+    throw new SnapshotError(
+      "bad_manifest",
+      `the validator set for height ${manifest.height + VALIDATOR_SET_DELAY} is not the one the restored stakes select`,
+    );
   }
 }
 
