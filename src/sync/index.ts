@@ -20,6 +20,12 @@ export {
   TOGETHER_MAX_TXS,
 } from "./blockSync.ts";
 export {
+  type SnapshotSource,
+  StateSync,
+  type StateSyncOptions,
+  type StateSyncProgress,
+} from "./stateSync.ts";
+export {
   EXPORT_FORMAT,
   EXPORT_VERSION,
   type ExportHeader,
