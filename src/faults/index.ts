@@ -28,6 +28,13 @@ export const TEST_FAULT_VARIABLES = {
   partitionFile: "CHAIN_NODE_TEST_PARTITION_FILE",
   /** A power of two: the scrypt cost of new keystores (cheap to make, as cheap to brute-force). */
   keystoreScryptN: "CHAIN_NODE_TEST_KEYSTORE_SCRYPT_N",
+  /** `1`: every snapshot chunk this node serves to peers has one byte flipped (a hostile server). */
+  corruptSnapshotChunks: "CHAIN_NODE_TEST_CORRUPT_SNAPSHOT_CHUNKS",
+  /**
+   * Bytes: this node cuts its snapshots' chunks at this size instead of the format's 1 MiB, so a
+   * test chain's small state makes many chunks (every node of a test network sets the same).
+   */
+  snapshotChunkBytes: "CHAIN_NODE_TEST_SNAPSHOT_CHUNK_BYTES",
 } as const;
 
 export interface TestFaults {
@@ -35,6 +42,8 @@ export interface TestFaults {
   clockSkewMs: number;
   partitionFile: string | undefined;
   keystoreScryptN: number | undefined;
+  corruptSnapshotChunks: boolean;
+  snapshotChunkBytes: number | undefined;
 }
 
 /** No fault: what a node runs with when no CHAIN_NODE_TEST_* variable is set. */
@@ -43,6 +52,8 @@ export const NO_TEST_FAULTS: TestFaults = Object.freeze({
   clockSkewMs: 0,
   partitionFile: undefined,
   keystoreScryptN: undefined,
+  corruptSnapshotChunks: false,
+  snapshotChunkBytes: undefined,
 });
 
 /** Reads the CHAIN_NODE_TEST_* variables of `env`; throws, naming the variable, on a malformed one. */
@@ -69,13 +80,29 @@ export function readTestFaults(env: Readonly<Record<string, string | undefined>>
   ) {
     throw new Error(`${V.keystoreScryptN} must be a power of two, at least 2`);
   }
+  const corruptText = text(V.corruptSnapshotChunks);
+  if (corruptText !== undefined && corruptText !== "1" && corruptText !== "0") {
+    throw new Error(`${V.corruptSnapshotChunks} must be 1 or 0`);
+  }
+  const chunkText = text(V.snapshotChunkBytes);
+  const chunkBytes = chunkText === undefined ? undefined : Number(chunkText);
+  if (chunkBytes !== undefined && (!Number.isSafeInteger(chunkBytes) || chunkBytes < 64)) {
+    throw new Error(`${V.snapshotChunkBytes} must be an integer of at least 64 bytes`);
+  }
   let failpoint: FailpointSpec | undefined;
   try {
     failpoint = failpointText === undefined ? undefined : parseFailpoint(failpointText);
   } catch (error) {
     throw new Error(`${V.failpoint}: ${(error as Error).message}`);
   }
-  return { failpoint, clockSkewMs: skew, partitionFile: text(V.partitionFile), keystoreScryptN: scryptN };
+  return {
+    failpoint,
+    clockSkewMs: skew,
+    partitionFile: text(V.partitionFile),
+    keystoreScryptN: scryptN,
+    corruptSnapshotChunks: corruptText === "1",
+    snapshotChunkBytes: chunkBytes,
+  };
 }
 
 /** `Date.now`, or a clock `skewMs` off it. */

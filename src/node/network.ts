@@ -18,7 +18,15 @@ import {
   type ValidatorKey,
 } from "../consensus/index.ts";
 import type { SignatureVerifier } from "../crypto/index.ts";
-import { type GossipTopic, P2pNetwork, type PeerStatus, type Verdict } from "../p2p/index.ts";
+import {
+  type GossipTopic,
+  type P2pHandlers,
+  P2pNetwork,
+  type P2pOptions,
+  type PeerFilter,
+  type PeerStatus,
+  type Verdict,
+} from "../p2p/index.ts";
 import type { LmdbStore } from "../storage/index.ts";
 import { BlockSync, serveBlocks } from "../sync/index.ts";
 import type { Admission, PendingPool } from "../txpool/index.ts";
@@ -26,7 +34,47 @@ import { homePaths } from "./home.ts";
 import type { Logger } from "./logger.ts";
 import type { NodeOptions } from "./options.ts";
 import { PartitionFilter, watchPartitionFile } from "./partition.ts";
+import { SnapshotStore } from "./snapshots.ts";
 import { SyncProgress } from "./syncProgress.ts";
+
+/** The p2p layer's options from the node's (the network node's, and state sync's before it). */
+export function p2pOptionsOf(
+  options: NodeOptions,
+  nodeKey: Uint8Array,
+  log: Logger,
+  peerFilter?: PeerFilter,
+): P2pOptions {
+  return {
+    host: options.p2p.host,
+    port: options.p2p.port,
+    nodeKey,
+    bootstrap: options.p2p.bootstrap,
+    maxPeers: options.p2p.maxPeers,
+    maxMessageBytes: options.p2p.maxMessageBytes,
+    maxBlocksPerRequest: options.p2p.syncBatch,
+    statusIntervalMs: 2000,
+    ...(peerFilter === undefined ? {} : { peerFilter }),
+    logger: log, // the p2p layer names its own module
+  };
+}
+
+/**
+ * The node's own snapshots (`[snapshot] interval`), served to peers that state-sync. With the
+ * test fault CHAIN_NODE_TEST_CORRUPT_SNAPSHOT_CHUNKS every chunk goes out with a byte flipped.
+ */
+function servedSnapshots(snapshots: SnapshotStore, corrupt: boolean): P2pHandlers["serveSnapshots"] {
+  return {
+    list: () => snapshots.offers(),
+    manifest: (height) => snapshots.manifestBytes(height),
+    chunk: async (height, index) => {
+      const bytes = await snapshots.chunkBytes(height, index);
+      if (bytes === undefined || !corrupt) return bytes;
+      const flipped = new Uint8Array(bytes);
+      flipped[0] = (flipped[0] as number) ^ 1;
+      return flipped;
+    },
+  };
+}
 
 /** Rejections that prove the sender forwarded garbage (not just a race with a block or the pool). */
 const PROVABLY_BAD: ReadonlySet<TxRejectReason> = new Set([
@@ -118,18 +166,7 @@ export class NetworkServices {
       validator === undefined ? undefined : ConsensusSigner.open(paths.signingLog, validator.privateKey);
     const genesisHash = store.getBlock(0)?.hash ?? "";
     this.p2p = new P2pNetwork(
-      {
-        host: options.p2p.host,
-        port: options.p2p.port,
-        nodeKey: parts.nodeKey,
-        bootstrap: options.p2p.bootstrap,
-        maxPeers: options.p2p.maxPeers,
-        maxMessageBytes: options.p2p.maxMessageBytes,
-        maxBlocksPerRequest: options.p2p.syncBatch,
-        statusIntervalMs: 2000,
-        peerFilter: this.partition,
-        logger: log, // the p2p layer names its own module
-      },
+      p2pOptionsOf(options, parts.nodeKey, log, this.partition),
       {
         status: (): PeerStatus => ({
           chain_id: genesis.chain_id,
@@ -140,6 +177,7 @@ export class NetworkServices {
         }),
         onGossip: (topic, payload, from) => this.onGossip(topic, payload, from),
         serveBlocks: (from, to) => serveBlocks(store, from, to, options.p2p.syncBatch),
+        serveSnapshots: servedSnapshots(new SnapshotStore(options.home), options.faults.corruptSnapshotChunks),
       },
     );
 

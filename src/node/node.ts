@@ -23,6 +23,7 @@ import type { Logger } from "./logger.ts";
 import { NodeMetrics } from "./metrics.ts";
 import { NetworkServices } from "./network.ts";
 import { PeriodicSnapshots } from "./snapshots.ts";
+import { stateSyncIfEmpty } from "./stateSyncStart.ts";
 import { NODE_VERSION } from "./version.ts";
 
 const normalize = (address: string): string => (isAddress(address) ? toChecksumAddress(address) : address);
@@ -129,6 +130,16 @@ export class ChainNode {
     let verifier: SignatureWorkers | undefined;
     let snapshots: PeriodicSnapshots | undefined;
     try {
+      // A network node joining with [sync] state_sync restores a peer's snapshot first.
+      if (mode.kind === "network") {
+        await stateSyncIfEmpty({
+          options,
+          genesis,
+          store,
+          nodeKey: mode.nodeKey,
+          log: log.child({ module: "statesync" }),
+        });
+      }
       const chain = new Chain(store, genesis);
       await chain.open();
       // Before any block commits: it takes the periodic snapshots (and drops unfinished ones).
@@ -138,6 +149,7 @@ export class ChainNode {
         options.home,
         options.snapshot,
         log.child({ module: "snapshot" }),
+        options.faults.snapshotChunkBytes,
       );
       snapshots = periodic;
       chain.committed.add((block) => periodic.committed(block));

@@ -24,6 +24,8 @@ export interface NodeOptions {
   name: string;
   location: string;
   p2p: P2pSettings;
+  /** State sync: how a node without chain data joins from a snapshot (node/stateSyncStart.ts). */
+  sync: StateSyncSettings;
   /** How many recent states and blocks the data directory keeps (storage/pruning.ts). */
   storage: RetentionOptions;
   /** Round timeouts; the block time (commitMs) comes from genesis unless overridden. */
@@ -39,6 +41,16 @@ export interface SnapshotSettings {
   interval: number;
   /** Snapshots kept; the oldest beyond it are deleted. */
   keep: number;
+}
+
+export interface StateSyncSettings {
+  /** Join from a peer's snapshot when the home holds no chain data (a network node only). */
+  stateSync: boolean;
+  /** The block the operator trusts, by height and hash (as in CometBFT). */
+  trustHeight: number;
+  trustHash: string;
+  /** Chunk requests in flight at once, spread over the peers that offer the snapshot. */
+  chunkFetchers: number;
 }
 
 export interface P2pSettings {
@@ -87,6 +99,7 @@ export function defaultNodeOptions(home: string): NodeOptions {
     location: "",
     p2p: { ...defaultP2pSettings, bootstrap: [] },
     storage: { ...defaultRetention },
+    sync: { stateSync: false, trustHeight: 0, trustHash: "", chunkFetchers: 4 },
     consensus: { ...defaultConsensusTimeouts },
     snapshot: { interval: 0, keep: 2 },
     faults: NO_TEST_FAULTS,

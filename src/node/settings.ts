@@ -10,7 +10,7 @@ import type { NodeOptions } from "./options.ts";
  * exist in one of them and be missing from another.
  */
 
-export const CONFIG_SECTIONS = ["node", "rpc", "p2p", "consensus", "pool", "storage", "snapshot"] as const;
+export const CONFIG_SECTIONS = ["node", "rpc", "p2p", "consensus", "pool", "storage", "snapshot", "sync"] as const;
 export type ConfigSection = (typeof CONFIG_SECTIONS)[number];
 
 export interface Setting<S extends TSchema = TSchema> {
@@ -418,6 +418,46 @@ export const SETTINGS: readonly Setting[] = [
     get: (o) => o.snapshot.keep,
     set: (o, v) => {
       o.snapshot.keep = v;
+    },
+  }),
+  setting({
+    section: "sync",
+    key: "state_sync",
+    schema: Type.Boolean(),
+    doc: "Join from a peer's snapshot when the home holds no chain data (network nodes); needs trust_height and trust_hash.",
+    get: (o) => o.sync.stateSync,
+    set: (o, v) => {
+      o.sync.stateSync = v;
+    },
+  }),
+  setting({
+    section: "sync",
+    key: "trust_height",
+    schema: Type.Integer({ minimum: 0, maximum: 0xffffffff }),
+    doc: "Height of the block the operator trusts; state sync takes a snapshot at or above it, reached from it by hashes.",
+    get: (o) => o.sync.trustHeight,
+    set: (o, v) => {
+      o.sync.trustHeight = v;
+    },
+  }),
+  setting({
+    section: "sync",
+    key: "trust_hash",
+    schema: Type.String({ pattern: "^(0x[0-9a-fA-F]{64})?$" }),
+    doc: "Hash of that block (0x + 64 hex), from a source the operator trusts (a block explorer, another operator, their own node).",
+    get: (o) => o.sync.trustHash,
+    set: (o, v) => {
+      o.sync.trustHash = v;
+    },
+  }),
+  setting({
+    section: "sync",
+    key: "chunk_fetchers",
+    schema: Type.Integer({ minimum: 1, maximum: 64 }),
+    doc: "Snapshot chunk requests in flight at once during state sync, spread over the peers that offer it.",
+    get: (o) => o.sync.chunkFetchers,
+    set: (o, v) => {
+      o.sync.chunkFetchers = v;
     },
   }),
 ];

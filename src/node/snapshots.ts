@@ -1,6 +1,12 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { type Genesis, manifestHash, type SnapshotManifest, type StoredBlock } from "../chain/index.ts";
+import {
+  encodeManifest,
+  type Genesis,
+  manifestHash,
+  type SnapshotManifest,
+  type StoredBlock,
+} from "../chain/index.ts";
 import { armFailpoint, type TestFaults } from "../faults/index.ts";
 import { LmdbStore } from "../storage/index.ts";
 import { homePaths, loadGenesis } from "./home.ts";
@@ -22,6 +28,8 @@ import {
  */
 export class SnapshotStore {
   readonly dir: string;
+  /** Manifest hashes by height: a complete snapshot file never changes, so each is read once. */
+  private readonly hashes = new Map<number, string>();
 
   constructor(home: string) {
     this.dir = join(homePaths(home).data, "snapshots");
@@ -56,6 +64,36 @@ export class SnapshotStore {
     } finally {
       await file.close();
     }
+  }
+
+  /** What this node offers peers for state sync: each complete snapshot's height and manifest hash. */
+  async offers(): Promise<{ height: number; manifest_hash: string }[]> {
+    const heights = this.list();
+    for (const height of this.hashes.keys()) if (!heights.includes(height)) this.hashes.delete(height);
+    const offers: { height: number; manifest_hash: string }[] = [];
+    for (const height of heights) {
+      let hash = this.hashes.get(height);
+      if (hash === undefined) {
+        // Deleted (kept count) or unreadable since it was listed: not offered.
+        hash = await this.readManifest(height).then(manifestHash, () => undefined);
+        if (hash === undefined) continue;
+        this.hashes.set(height, hash);
+      }
+      offers.push({ height, manifest_hash: hash });
+    }
+    return offers;
+  }
+
+  /** The manifest's bytes as peers hash them, or undefined when there is no such snapshot (now). */
+  async manifestBytes(height: number): Promise<Uint8Array | undefined> {
+    if (!this.list().includes(height)) return undefined;
+    return this.readManifest(height).then(encodeManifest, () => undefined);
+  }
+
+  /** Chunk `index` of the snapshot at `height`, or undefined when there is none (now). */
+  async chunkBytes(height: number, index: number): Promise<Uint8Array | undefined> {
+    if (!this.list().includes(height)) return undefined;
+    return this.readChunk(height, index).catch(() => undefined);
   }
 
   /** Removes partial files left by a write that did not finish (the process died or stopped). */
@@ -93,8 +131,18 @@ export class PeriodicSnapshots {
   private readonly snapshots: SnapshotStore;
   private running: Promise<void> | undefined;
   private stopped = false;
+  /** The format's chunk size unless a test sets another (CHAIN_NODE_TEST_SNAPSHOT_CHUNK_BYTES). */
+  private readonly chunkTargetBytes: number | undefined;
 
-  constructor(store: LmdbStore, genesis: Genesis, home: string, settings: SnapshotSettings, log: Logger) {
+  constructor(
+    store: LmdbStore,
+    genesis: Genesis,
+    home: string,
+    settings: SnapshotSettings,
+    log: Logger,
+    chunkTargetBytes?: number,
+  ) {
+    this.chunkTargetBytes = chunkTargetBytes;
     this.store = store;
     this.genesis = genesis;
     this.settings = settings;
@@ -123,6 +171,7 @@ export class PeriodicSnapshots {
     const started = Date.now();
     this.running = writeSnapshotFile(view, this.genesis, this.snapshots.pathOf(height), {
       aborted: () => this.stopped,
+      ...(this.chunkTargetBytes === undefined ? {} : { chunkTargetBytes: this.chunkTargetBytes }),
     })
       .then((manifest) => {
         const deleted = this.snapshots.prune(this.settings.keep);
