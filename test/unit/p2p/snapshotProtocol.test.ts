@@ -164,6 +164,44 @@ describe("p2p snapshots protocol", () => {
     assert.equal(client.net.peerCount(), 1, "a reset is nobody's offence");
   });
 
+  it("serves 2 streams per connection and 8 answers over all peers; refuses more without blame", async (t) => {
+    const release: (() => void)[] = [];
+    t.after(() => {
+      for (const done of release) done();
+    });
+    const server = await net.start({
+      requestTimeoutMs: 5000,
+      serveSnapshots: {
+        list: () => [],
+        manifest: () => undefined,
+        chunk: () => new Promise((resolve) => release.push(() => resolve(undefined))),
+      },
+    });
+    const id = server.net.peerId;
+    const clients = await Promise.all(
+      Array.from({ length: 5 }, () => connected(net, server, { requestTimeoutMs: 5000 })),
+    );
+    const [first, ...others] = clients as [TestPeer, ...TestPeer[]];
+    const held = [first.net.requestSnapshotChunk(id, 1, 0), first.net.requestSnapshotChunk(id, 1, 1)];
+    await waitFor("the first client's two chunks are being served", () => release.length === 2);
+    await assert.rejects(first.net.requestSnapshotList(id), failsWith("stream_error"), "a third stream");
+
+    const [last, ...middle] = others as [TestPeer, ...TestPeer[]];
+    for (const client of middle) {
+      held.push(client.net.requestSnapshotChunk(id, 1, 0), client.net.requestSnapshotChunk(id, 1, 1));
+    }
+    await waitFor("8 chunks are being served", () => release.length === 8);
+    await assert.rejects(last.net.requestSnapshotList(id), failsWith("stream_error"), "a 9th answer");
+
+    for (const done of release.splice(0)) done();
+    for (const [n, answer] of (await Promise.all(held)).entries())
+      assert.equal(answer, undefined, `answer ${n}`);
+    assert.deepEqual(await last.net.requestSnapshotList(id), [], "served once the others are done");
+    assert.equal(server.net.peerCount(), 5, "no one was blamed");
+    for (const [n, client] of clients.entries())
+      assert.ok(knows(client, server), `client ${n} keeps the server`);
+  });
+
   it("refuses malformed requests and penalizes their sender", async () => {
     // A short timeout for the truncated frame (the server waits for the rest until then).
     const server = await net.start({ requestTimeoutMs: 300, serveSnapshots: storeOf(new Map()) });
