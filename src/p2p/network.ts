@@ -15,9 +15,11 @@ import {
   BLOCKS_BY_RANGE_PROTOCOL,
   MAX_INBOUND_STREAMS,
   PEERS_PROTOCOL,
+  SNAPSHOTS_PROTOCOL,
   STATUS_PROTOCOL,
 } from "./protocols.ts";
 import { RequestResponse } from "./requestResponse.ts";
+import { SnapshotProtocol } from "./snapshotProtocol.ts";
 import { parsePeerStatus } from "./status.ts";
 import { StatusProtocol } from "./statusProtocol.ts";
 import type { GossipTopic, P2pHandlers, PeerInfo, PeerStatus } from "./types.ts";
@@ -30,7 +32,7 @@ const MAINTENANCE_MS = 250;
 /**
  * The peer-to-peer network: libp2p over TCP with noise and yamux; a status handshake that keeps
  * out other chains; gossipsub for transactions, proposals and votes; blocks by range; peer
- * exchange; and bans for misbehaving peers. See docs/decisions/005-p2p.md.
+ * exchange; state snapshots; and bans for misbehaving peers. See docs/decisions/005-p2p.md.
  *
  * This class is the facade: it starts and stops libp2p, runs the timers and hands each call to
  * its part — the peer table, handshake verdict and bans (peerManager.ts), one file per protocol
@@ -55,6 +57,7 @@ export class P2pNetwork {
   private readonly status: StatusProtocol;
   private readonly blocks: BlocksByRangeProtocol;
   private readonly peerExchange: PeerExchangeProtocol;
+  private readonly snapshots: SnapshotProtocol;
   private readonly discovery: PeerDiscovery;
   private readonly gossip: GossipRouter;
   private readonly timers: NodeJS.Timeout[] = [];
@@ -107,6 +110,13 @@ export class P2pNetwork {
       log,
     });
     this.peerExchange = new PeerExchangeProtocol({ live, reqResp, peers, log });
+    this.snapshots = new SnapshotProtocol({
+      live,
+      reqResp,
+      peers,
+      serveSnapshots: handlers.serveSnapshots,
+      log,
+    });
     this.discovery = new PeerDiscovery({
       staticPeers,
       selfId: this.peerId,
@@ -184,6 +194,9 @@ export class P2pNetwork {
     );
     await node.handle(PEERS_PROTOCOL, (stream, connection) => this.peerExchange.serve(stream, connection), {
       maxInboundStreams: MAX_INBOUND_STREAMS.peers,
+    });
+    await node.handle(SNAPSHOTS_PROTOCOL, (stream, connection) => this.snapshots.serve(stream, connection), {
+      maxInboundStreams: MAX_INBOUND_STREAMS.snapshots,
     });
     this.gossip.attach(node.services.pubsub);
     try {
@@ -282,6 +295,34 @@ export class P2pNetwork {
    */
   requestBlocks(peerId: string, from: number, to: number): Promise<unknown[]> {
     return this.blocks.request(peerId, from, to);
+  }
+
+  /**
+   * Asks a handshaken peer which state snapshots it offers: a JSON array of opaque items (at most
+   * MAX_SNAPSHOT_LIST_ITEMS; empty from a peer that serves none). Throws `P2pError` as
+   * requestBlocks does (`bad_message` and `message_too_large` after penalizing the peer, `timeout`
+   * counted as silence). Wire format: snapshotProtocol.ts.
+   */
+  requestSnapshotList(peerId: string): Promise<unknown[]> {
+    return this.snapshots.requestList(peerId);
+  }
+
+  /**
+   * The raw bytes of the peer's snapshot manifest at `height` (at most 4 MiB), `undefined` when
+   * the peer has none there. Throws `P2pError` as requestSnapshotList does; `invalid_argument`
+   * for a height that is not a non-negative safe integer. Judging the bytes is the caller's job.
+   */
+  requestSnapshotManifest(peerId: string, height: number): Promise<Uint8Array | undefined> {
+    return this.snapshots.requestManifest(peerId, height);
+  }
+
+  /**
+   * The raw bytes of chunk `index` of the peer's snapshot at `height` (at most 16 MiB),
+   * `undefined` when the peer has no such snapshot or chunk. Throws as requestSnapshotManifest.
+   * A chunk whose hash is wrong is the caller's to punish, with `penalize`.
+   */
+  requestSnapshotChunk(peerId: string, height: number, index: number): Promise<Uint8Array | undefined> {
+    return this.snapshots.requestChunk(peerId, height, index);
   }
 
   /**

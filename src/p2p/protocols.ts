@@ -7,6 +7,7 @@ import type { GossipTopic, PeerStatus } from "./types.ts";
 export const STATUS_PROTOCOL = "/chain-node/status/1.0.0";
 export const BLOCKS_BY_RANGE_PROTOCOL = "/chain-node/blocks/1.0.0";
 export const PEERS_PROTOCOL = "/chain-node/peers/1.0.0";
+export const SNAPSHOTS_PROTOCOL = "/chain-node/snapshots/1.0.0";
 
 /** A status is ~200 bytes of JSON; anything near this bound is garbage. */
 export const MAX_STATUS_BYTES = 1024;
@@ -21,11 +22,26 @@ export const MAX_PEER_ADDR_CHARS = 256;
 /** … in at most this many bytes. */
 export const MAX_PEERS_RESPONSE_BYTES = 64 * 1024;
 
+/** `{"kind":"chunk","height":…,"index":…}` is under 80 bytes. */
+export const MAX_SNAPSHOT_REQUEST_BYTES = 256;
+/** A snapshots list: at most this many items … (a node keeps a handful: `[snapshot] keep`) */
+export const MAX_SNAPSHOT_LIST_ITEMS = 256;
+/** … in at most this many bytes of JSON (an item `{height, manifest_hash}` is ~100 bytes). */
+export const MAX_SNAPSHOT_LIST_BYTES = 64 * 1024;
+/**
+ * A manifest, bytes. It grows with the chunk count (~150 B per 1 MiB chunk), the validator-set
+ * history and the genesis (decision 010): 4 MiB is a state of ~20 GiB with room for the rest.
+ */
+export const MAX_SNAPSHOT_MANIFEST_BYTES = 4 * 1024 * 1024;
+/** A chunk, bytes: what a snapshot reader takes (decision 010; chunks aim at 1 MiB). */
+export const MAX_SNAPSHOT_CHUNK_BYTES = 16 * 1024 * 1024;
+
 /** Concurrent inbound streams per connection and protocol (libp2p resets streams beyond it). */
 export const MAX_INBOUND_STREAMS = {
   status: 4,
   blocks: 4,
   peers: 2,
+  snapshots: 2,
 } as const;
 
 /**

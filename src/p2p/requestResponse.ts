@@ -46,6 +46,16 @@ export class RequestResponse {
     payload: Uint8Array,
     maxAnswerBytes: number,
   ): Promise<unknown> {
+    return decodeJson(await this.requestBytes(entry, protocol, payload, maxAnswerBytes));
+  }
+
+  /** As `request`, but the answer frame's body is returned as it came (binary answers). */
+  async requestBytes(
+    entry: PeerEntry,
+    protocol: string,
+    payload: Uint8Array,
+    maxAnswerBytes: number,
+  ): Promise<Uint8Array> {
     const node = this.live();
     if (node === undefined) throw new P2pError("not_running", "network not running");
     const connection = node.getConnections(entry.peerId).find((c) => c.status === "open");
@@ -59,7 +69,7 @@ export class RequestResponse {
       reader = new StreamReader(stream, maxAnswerBytes + FRAME_HEADER_BYTES);
       await writeFrame(stream, payload, signal);
       await stream.close({ signal });
-      return decodeJson(await reader.readFrame(maxAnswerBytes, signal));
+      return await reader.readFrame(maxAnswerBytes, signal);
     } catch (err) {
       const error = failureOf(err, signal);
       stream?.abort(error);
@@ -73,7 +83,9 @@ export class RequestResponse {
   /**
    * Serves one inbound stream: reads one bounded frame, answers with one frame, half-closes.
    * A malformed or oversized request penalizes the peer; `answer` returning `undefined` refuses
-   * quietly; a fault of ours (the handler threw) is logged and the stream reset.
+   * quietly; a fault of ours (the handler threw) is logged and the stream reset. `answer` gets the
+   * stream's deadline too: one still running when it fires is left behind and the stream reset, so
+   * a slow handler (a disk read for a snapshot chunk) holds an inbound stream slot no longer.
    */
   async serve(
     stream: Stream,
@@ -92,7 +104,7 @@ export class RequestResponse {
     const reader = new StreamReader(stream, maxRequestBytes + FRAME_HEADER_BYTES);
     try {
       const request = decodeJson(await reader.readFrame(maxRequestBytes, signal));
-      const reply = await answer(request, entry);
+      const reply = await untilAborted(answer(request, entry), signal);
       if (reply === undefined) {
         stream.abort(new P2pError("not_connected", "refused"));
         return;
@@ -116,6 +128,17 @@ export class RequestResponse {
       this.deadlines.untrack(controller);
     }
   }
+}
+
+/** `work`'s outcome, or a throw of the signal's reason once it aborts first. */
+function untilAborted<T>(work: T | Promise<T>, signal: AbortSignal): Promise<T> {
+  if (!(work instanceof Promise)) return Promise.resolve(work);
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 /** The error a request failed with: ours if we threw one, else why the deadline fired. */

@@ -40,6 +40,31 @@ export interface P2pHandlers {
    * answer leaves out.
    */
   serveBlocks(from: number, to: number): Iterable<unknown> | Promise<Iterable<unknown>>;
+  /**
+   * Serves the snapshots protocol to handshaken peers (snapshotProtocol.ts); absent, every request
+   * is answered with an empty list or "none". Each call runs under the stream's deadline
+   * (`requestTimeoutMs`): read from disk asynchronously, never block the event loop. A throw, or an
+   * answer that is not what is declared here, is our fault: logged, and the peer's stream reset.
+   */
+  serveSnapshots?: {
+    /**
+     * The snapshots we offer, opaque JSON items (the node's are `{height, manifest_hash}`). A list
+     * over MAX_SNAPSHOT_LIST_ITEMS items or MAX_SNAPSHOT_LIST_BYTES of JSON is not sent (logged;
+     * the peer gets an empty list).
+     */
+    list(): unknown[] | Promise<unknown[]>;
+    /**
+     * The manifest's bytes of the snapshot at `height` (a non-negative safe integer), `undefined`
+     * when we have none there. Over MAX_SNAPSHOT_MANIFEST_BYTES it is not sent (logged; "none").
+     */
+    manifest(height: number): Uint8Array | undefined | Promise<Uint8Array | undefined>;
+    /**
+     * Chunk `index` of the snapshot at `height` (both non-negative safe integers), `undefined`
+     * when we have no such snapshot or chunk. Over MAX_SNAPSHOT_CHUNK_BYTES it is not sent
+     * (logged; "none").
+     */
+    chunk(height: number, index: number): Uint8Array | undefined | Promise<Uint8Array | undefined>;
+  };
 }
 
 /**

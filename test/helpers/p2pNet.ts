@@ -2,6 +2,7 @@ import { pino } from "pino";
 import {
   type GossipTopic,
   generateNodeKey,
+  type P2pHandlers,
   type P2pOptions,
   P2pNetwork,
   type PeerFilter,
@@ -51,6 +52,8 @@ export interface TestPeerOptions extends Partial<Omit<P2pOptions, "logger" | "no
   verdict?: (topic: GossipTopic, payload: unknown) => Verdict;
   blocks?: unknown[];
   nodeKey?: Uint8Array;
+  /** Passed to P2pNetwork as `handlers.serveSnapshots` (absent: the node serves none). */
+  serveSnapshots?: P2pHandlers["serveSnapshots"];
 }
 
 const logger = pino({ level: process.env.P2P_TEST_LOG ?? "silent" }, pino.destination(2));
@@ -81,7 +84,7 @@ export class P2PTestNet {
   }
 
   async start(options: TestPeerOptions = {}): Promise<TestPeer> {
-    const { status: statusOverrides, verdict, blocks, nodeKey, ...p2pOptions } = options;
+    const { status: statusOverrides, verdict, blocks, nodeKey, serveSnapshots, ...p2pOptions } = options;
     const peer: Omit<TestPeer, "net" | "addr"> & { net?: P2pNetwork; addr?: string } = {
       status: testStatus(statusOverrides),
       gossip: [],
@@ -101,6 +104,7 @@ export class P2PTestNet {
           peer.servedRanges.push([from, to]);
           return peer.blocks.slice(from, to + 1);
         },
+        ...(serveSnapshots === undefined ? {} : { serveSnapshots }),
       },
     );
     peer.net = net;

@@ -11,6 +11,7 @@ import {
   BLOCKS_BY_RANGE_PROTOCOL,
   GOSSIP_TOPICS,
   type PeerStatus,
+  SNAPSHOTS_PROTOCOL,
   STATUS_PROTOCOL,
   topicName,
 } from "../../src/p2p/index.ts";
@@ -26,6 +27,10 @@ export interface RawPeerOptions {
   blocksAnswer?: Uint8Array | "silent";
   /** Sent as the frame's length instead of the real one (to claim a huge body). */
   blocksAnswerClaimedLength?: number;
+  /** Raw bytes answered to a snapshots request (the body: status byte + payload); as blocksAnswer. */
+  snapshotAnswer?: Uint8Array | "silent";
+  /** Sent as the snapshots answer frame's length instead of the real one. */
+  snapshotAnswerClaimedLength?: number;
   /** Joins the gossip topics of this chain (so a chain-node counts it at once, as it would a real peer). */
   topicsOf?: PeerStatus;
 }
@@ -87,6 +92,12 @@ export async function startRawPeer(options: RawPeerOptions): Promise<RawPeer> {
   if (blocksAnswer !== undefined) {
     await node.handle(BLOCKS_BY_RANGE_PROTOCOL, (stream) =>
       answerWith(stream, blocksAnswer, options.blocksAnswerClaimedLength),
+    );
+  }
+  const { snapshotAnswer } = options;
+  if (snapshotAnswer !== undefined) {
+    await node.handle(SNAPSHOTS_PROTOCOL, (stream) =>
+      answerWith(stream, snapshotAnswer, options.snapshotAnswerClaimedLength),
     );
   }
   return {
