@@ -39,6 +39,7 @@ export {
 export {
   checkManifestChain,
   chunkInfo,
+  chunksHash,
   chunkItems,
   decodeManifest,
   encodeManifest,

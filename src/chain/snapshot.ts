@@ -230,6 +230,17 @@ const setAt = (sets: SnapshotManifest["validator_sets"], height: number): Valida
 export const manifestValidatorsAt = (manifest: SnapshotManifest, height: number): Validator[] =>
   setAt(manifest.validator_sets, height);
 
+/**
+ * What two nodes' snapshots of one block share: the state root and the list of chunks (kind, hash,
+ * size, items). Their manifests differ (each node stores the precommits it saw as the block's
+ * certificate), so peers are grouped by this, not by the manifest hash, to fetch chunks from all.
+ */
+export function chunksHash(manifest: Pick<SnapshotManifest, "height" | "state_root" | "chunks">): string {
+  return bytesToHex(
+    keccak256(utf8Bytes(canonicalJson({ height: manifest.height, state_root: manifest.state_root, chunks: manifest.chunks }))),
+  );
+}
+
 /** Refuses a manifest of another chain than `genesis`, with a line saying which. */
 export function checkManifestChain(manifest: SnapshotManifest, genesis: Genesis): void {
   if (manifest.chain_id !== genesis.chain_id) {

@@ -62,7 +62,10 @@ export function p2pOptionsOf(
  * The node's own snapshots (`[snapshot] interval`), served to peers that state-sync. With the
  * test fault CHAIN_NODE_TEST_CORRUPT_SNAPSHOT_CHUNKS every chunk goes out with a byte flipped.
  */
-function servedSnapshots(snapshots: SnapshotStore, corrupt: boolean): P2pHandlers["serveSnapshots"] {
+function servedSnapshots(
+  snapshots: SnapshotStore,
+  corrupt: boolean,
+): NonNullable<P2pHandlers["serveSnapshots"]> {
   return {
     list: () => snapshots.offers(),
     manifest: (height) => snapshots.manifestBytes(height),
@@ -165,21 +168,18 @@ export class NetworkServices {
     this.signer =
       validator === undefined ? undefined : ConsensusSigner.open(paths.signingLog, validator.privateKey);
     const genesisHash = store.getBlock(0)?.hash ?? "";
-    this.p2p = new P2pNetwork(
-      p2pOptionsOf(options, parts.nodeKey, log, this.partition),
-      {
-        status: (): PeerStatus => ({
-          chain_id: genesis.chain_id,
-          network_id: genesis.network_id,
-          genesis_hash: genesisHash,
-          head_number: chain.head().header.number,
-          head_hash: chain.head().hash,
-        }),
-        onGossip: (topic, payload, from) => this.onGossip(topic, payload, from),
-        serveBlocks: (from, to) => serveBlocks(store, from, to, options.p2p.syncBatch),
-        serveSnapshots: servedSnapshots(new SnapshotStore(options.home), options.faults.corruptSnapshotChunks),
-      },
-    );
+    this.p2p = new P2pNetwork(p2pOptionsOf(options, parts.nodeKey, log, this.partition), {
+      status: (): PeerStatus => ({
+        chain_id: genesis.chain_id,
+        network_id: genesis.network_id,
+        genesis_hash: genesisHash,
+        head_number: chain.head().header.number,
+        head_hash: chain.head().hash,
+      }),
+      onGossip: (topic, payload, from) => this.onGossip(topic, payload, from),
+      serveBlocks: (from, to) => serveBlocks(store, from, to, options.p2p.syncBatch),
+      serveSnapshots: servedSnapshots(new SnapshotStore(options.home), options.faults.corruptSnapshotChunks),
+    });
 
     // After any block (its transactions already left the pool: host and sync tell `pool`).
     const onBlock = () => {

@@ -10,7 +10,16 @@ import type { NodeOptions } from "./options.ts";
  * exist in one of them and be missing from another.
  */
 
-export const CONFIG_SECTIONS = ["node", "rpc", "p2p", "consensus", "pool", "storage", "snapshot", "sync"] as const;
+export const CONFIG_SECTIONS = [
+  "node",
+  "rpc",
+  "p2p",
+  "consensus",
+  "pool",
+  "storage",
+  "snapshot",
+  "sync",
+] as const;
 export type ConfigSection = (typeof CONFIG_SECTIONS)[number];
 
 export interface Setting<S extends TSchema = TSchema> {

@@ -1,6 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import {
+  chunksHash,
   encodeManifest,
   type Genesis,
   manifestHash,
@@ -28,8 +29,8 @@ import {
  */
 export class SnapshotStore {
   readonly dir: string;
-  /** Manifest hashes by height: a complete snapshot file never changes, so each is read once. */
-  private readonly hashes = new Map<number, string>();
+  /** Offers by height: a complete snapshot file never changes, so each manifest is read once. */
+  private readonly hashes = new Map<number, SnapshotOffer>();
 
   constructor(home: string) {
     this.dir = join(homePaths(home).data, "snapshots");
@@ -66,20 +67,24 @@ export class SnapshotStore {
     }
   }
 
-  /** What this node offers peers for state sync: each complete snapshot's height and manifest hash. */
-  async offers(): Promise<{ height: number; manifest_hash: string }[]> {
+  /**
+   * What this node offers peers for state sync: each complete snapshot's height, manifest hash,
+   * and chunks hash (what another node's snapshot of the same block has in common with it).
+   */
+  async offers(): Promise<SnapshotOffer[]> {
     const heights = this.list();
     for (const height of this.hashes.keys()) if (!heights.includes(height)) this.hashes.delete(height);
-    const offers: { height: number; manifest_hash: string }[] = [];
+    const offers: SnapshotOffer[] = [];
     for (const height of heights) {
-      let hash = this.hashes.get(height);
-      if (hash === undefined) {
+      let offer = this.hashes.get(height);
+      if (offer === undefined) {
         // Deleted (kept count) or unreadable since it was listed: not offered.
-        hash = await this.readManifest(height).then(manifestHash, () => undefined);
-        if (hash === undefined) continue;
-        this.hashes.set(height, hash);
+        const manifest = await this.readManifest(height).catch(() => undefined);
+        if (manifest === undefined) continue;
+        offer = { height, manifest_hash: manifestHash(manifest), chunks_hash: chunksHash(manifest) };
+        this.hashes.set(height, offer);
       }
-      offers.push({ height, manifest_hash: hash });
+      offers.push(offer);
     }
     return offers;
   }
@@ -111,6 +116,13 @@ export class SnapshotStore {
     for (const height of old) rmSync(this.pathOf(height), { force: true });
     return old;
   }
+}
+
+/** One snapshot as offered to peers (the items of the snapshots protocol's list). */
+interface SnapshotOffer {
+  height: number;
+  manifest_hash: string;
+  chunks_hash: string;
 }
 
 const SNAPSHOT_SUFFIX = ".snapshot";

@@ -1,6 +1,7 @@
 import {
   checkManifestChain,
   checkSnapshotTrust,
+  chunksHash,
   decodeManifest,
   type Genesis,
   type LinkedBlock,
@@ -16,7 +17,7 @@ import type { BlockSource } from "./blockSync.ts";
 
 /** Where snapshots come from: peers that offer them (the p2p layer in a node). */
 export interface SnapshotSource extends BlockSource {
-  /** What `peer` offers: items `{height, manifest_hash}` (anything else is ignored). */
+  /** What `peer` offers: items `{height, manifest_hash, chunks_hash}` (anything else is ignored). */
   listSnapshots(peer: string): Promise<unknown[]>;
   /** The manifest's bytes; undefined when the peer has no snapshot at `height`. */
   requestManifest(peer: string, height: number): Promise<Uint8Array | undefined>;
@@ -51,25 +52,35 @@ export interface StateSyncOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-/** An offered snapshot and the peers that offer it. */
+/**
+ * A snapshot's content (height and chunks hash, chain/snapshot.ts chunksHash) and the peers that
+ * offer it, each with the hash of its own manifest: nodes' manifests of one block differ in the
+ * certificate each stored, their chunks do not, so chunks may come from any of them.
+ */
 interface Candidate {
   height: number;
-  hash: string;
-  peers: string[];
+  chunksHash: string;
+  /** Peer id → the hash of the manifest it offers. */
+  peers: Map<string, string>;
 }
 
 /** A peer that fails this many chunk requests (errors, not bad bytes) is not asked again. */
 const MAX_PEER_FAILURES = 3;
+/** Chunk requests in flight to one peer: the snapshots protocol serves two streams per connection. */
+const MAX_IN_FLIGHT_PER_PEER = 2;
 
-const isOffer = (item: unknown): item is { height: number; manifest_hash: string } => {
-  const offer = item as { height?: unknown; manifest_hash?: unknown } | null;
+const HASH = /^0x[0-9a-f]{64}$/;
+const isOffer = (item: unknown): item is { height: number; manifest_hash: string; chunks_hash: string } => {
+  const offer = item as { height?: unknown; manifest_hash?: unknown; chunks_hash?: unknown } | null;
   return (
     typeof offer === "object" &&
     offer !== null &&
     Number.isSafeInteger(offer.height) &&
     (offer.height as number) >= 0 &&
     typeof offer.manifest_hash === "string" &&
-    /^0x[0-9a-f]{64}$/.test(offer.manifest_hash)
+    HASH.test(offer.manifest_hash) &&
+    typeof offer.chunks_hash === "string" &&
+    HASH.test(offer.chunks_hash)
   );
 };
 
@@ -135,10 +146,10 @@ export class StateSync {
           return await this.take(candidate, nextTrieId);
         } catch (error) {
           if (!(error instanceof CandidateFailed)) throw error;
-          this.rejected.add(`${candidate.height}/${candidate.hash}`);
+          this.rejected.add(`${candidate.height}/${candidate.chunksHash}`);
           this.options.log("warn", "state sync: snapshot given up", {
             height: candidate.height,
-            manifest_hash: candidate.hash,
+            chunks_hash: candidate.chunksHash,
             reason: error.message,
           });
         }
@@ -163,30 +174,26 @@ export class StateSync {
           return;
         }
         for (const offer of offers.filter(isOffer)) {
-          const key = `${offer.height}/${offer.manifest_hash}`;
+          const key = `${offer.height}/${offer.chunks_hash}`;
           if (offer.height < this.options.trust.height || this.rejected.has(key)) continue;
-          const candidate = byKey.get(key) ?? { height: offer.height, hash: offer.manifest_hash, peers: [] };
-          if (!candidate.peers.includes(id)) candidate.peers.push(id);
+          const candidate = byKey.get(key) ?? {
+            height: offer.height,
+            chunksHash: offer.chunks_hash,
+            peers: new Map(),
+          };
+          candidate.peers.set(id, offer.manifest_hash);
           byKey.set(key, candidate);
         }
       }),
     );
-    return [...byKey.values()].sort((a, b) => b.height - a.height || b.peers.length - a.peers.length);
+    return [...byKey.values()].sort((a, b) => b.height - a.height || b.peers.size - a.peers.size);
   }
 
   private async take(
     candidate: Candidate,
     nextTrieId: number,
   ): Promise<{ manifest: SnapshotManifest; restore: SnapshotRestore }> {
-    const { manifest, peers } = await this.manifestOf(candidate);
-    this.progress({
-      phase: "verifying",
-      height: manifest.height,
-      chunksDone: 0,
-      chunksTotal: manifest.chunks.length,
-      peers: peers.length,
-    });
-    await this.checkTrust(manifest);
+    const { manifest, peers } = await this.trustedManifestOf(candidate);
     const assembler = await this.fetchChunks(manifest, peers);
     this.progress({
       phase: "rebuilding",
@@ -206,38 +213,86 @@ export class StateSync {
     }
   }
 
-  /** The candidate's manifest from the first offering peer whose bytes match the offer. */
-  private async manifestOf(candidate: Candidate): Promise<{ manifest: SnapshotManifest; peers: string[] }> {
-    const peers = [...candidate.peers];
-    for (const peer of candidate.peers) {
-      this.checkStopped();
-      let bytes: Uint8Array | undefined;
+  /**
+   * A manifest of the candidate that the trusted chain vouches for. Peers' manifests of one block
+   * differ (each its own certificate), so one that fails the trust check (forged validator sets,
+   * another block) only takes its peer out: an honest peer's manifest of the same chunks is next.
+   */
+  private async trustedManifestOf(
+    candidate: Candidate,
+  ): Promise<{ manifest: SnapshotManifest; peers: string[] }> {
+    const peers = [...candidate.peers.keys()];
+    for (const manifest of this.manifestsOf(candidate, peers)) {
+      const { value, peer } = await manifest;
+      if (value === undefined) continue;
+      this.progress({
+        phase: "verifying",
+        height: value.height,
+        chunksDone: 0,
+        chunksTotal: value.chunks.length,
+        peers: peers.length,
+      });
       try {
-        bytes = await this.source.requestManifest(peer, candidate.height);
+        await this.checkTrust(value);
+        return { manifest: value, peers };
       } catch (error) {
-        this.options.log("debug", "state sync: manifest request failed", { peer, error: String(error) });
-        continue;
-      }
-      if (bytes === undefined) continue; // pruned meanwhile: not a fault
-      if (bytesToHex(keccak256(bytes)) !== candidate.hash) {
-        this.penalize(
-          peers,
+        if (!(error instanceof CandidateFailed)) throw error;
+        this.options.log("warn", "state sync: a peer's manifest is not the trusted chain's", {
           peer,
-          `snapshot ${candidate.height}: the manifest does not hash to what it offered`,
-        );
-        continue;
-      }
-      try {
-        const manifest = decodeManifest(bytes);
-        if (manifest.height !== candidate.height)
-          throw new SnapshotError("bad_manifest", "manifest of another height");
-        checkManifestChain(manifest, this.options.genesis);
-        return { manifest, peers };
-      } catch (error) {
-        this.penalize(peers, peer, `snapshot ${candidate.height}: ${(error as Error).message}`);
+          height: value.height,
+          reason: error.message,
+        });
+        peers.splice(peers.indexOf(peer), 1);
       }
     }
-    throw new CandidateFailed("no offering peer served its manifest");
+    throw new CandidateFailed("no offering peer served a manifest the trusted chain leads to");
+  }
+
+  /** Each offering peer's manifest in turn, checked against its offer (undefined: none usable). */
+  private *manifestsOf(
+    candidate: Candidate,
+    peers: string[],
+  ): Generator<Promise<{ value: SnapshotManifest | undefined; peer: string }>> {
+    for (const peer of [...candidate.peers.keys()]) {
+      if (peers.includes(peer))
+        yield this.manifestFrom(candidate, peer, peers).then((value) => ({ value, peer }));
+    }
+  }
+
+  /** `peer`'s manifest of the candidate, if it matches the peer's offer; a bad one penalizes it. */
+  private async manifestFrom(
+    candidate: Candidate,
+    peer: string,
+    peers: string[],
+  ): Promise<SnapshotManifest | undefined> {
+    this.checkStopped();
+    let bytes: Uint8Array | undefined;
+    try {
+      bytes = await this.source.requestManifest(peer, candidate.height);
+    } catch (error) {
+      this.options.log("debug", "state sync: manifest request failed", { peer, error: String(error) });
+      return undefined;
+    }
+    if (bytes === undefined) return undefined; // deleted meanwhile (kept count): not a fault
+    if (bytesToHex(keccak256(bytes)) !== candidate.peers.get(peer)) {
+      this.penalize(
+        peers,
+        peer,
+        `snapshot ${candidate.height}: the manifest does not hash to what it offered`,
+      );
+      return undefined;
+    }
+    try {
+      const manifest = decodeManifest(bytes);
+      if (manifest.height !== candidate.height || chunksHash(manifest) !== candidate.chunksHash) {
+        throw new SnapshotError("bad_manifest", "the manifest is not of the snapshot offered");
+      }
+      checkManifestChain(manifest, this.options.genesis);
+      return manifest;
+    } catch (error) {
+      this.penalize(peers, peer, `snapshot ${candidate.height}: ${(error as Error).message}`);
+      return undefined;
+    }
   }
 
   /** The blocks from the trusted one to just above the snapshot, and the check they support. */
@@ -306,18 +361,36 @@ export class StateSync {
         peers: peers.length,
       });
     report();
+    /** Resolves when any request ends (a peer may have a free slot again). */
+    let requestEnded: Promise<void> = Promise.resolve();
+    let endRequest: () => void = () => {};
+    const nextEnd = () => {
+      requestEnded = new Promise((resolve) => {
+        endRequest = resolve;
+      });
+    };
+    nextEnd();
+    /** A peer with a free slot, those not yet asked for this chunk and least busy first. */
     const pickPeer = (index: number): string | undefined => {
       const tried = triedFor.get(index) ?? new Set<string>();
-      return [...peers].sort(
-        (a, b) => Number(tried.has(a)) - Number(tried.has(b)) || (busy.get(a) ?? 0) - (busy.get(b) ?? 0),
-      )[0];
+      return peers
+        .filter((peer) => (busy.get(peer) ?? 0) < MAX_IN_FLIGHT_PER_PEER)
+        .sort(
+          (a, b) => Number(tried.has(a)) - Number(tried.has(b)) || (busy.get(a) ?? 0) - (busy.get(b) ?? 0),
+        )[0];
     };
     const worker = async (): Promise<void> => {
       while (queue.length > 0) {
         this.checkStopped();
+        if (peers.length === 0) throw new CandidateFailed("every offering peer was given up on");
         const index = queue.shift() as number;
         const peer = pickPeer(index);
-        if (peer === undefined) throw new CandidateFailed("every offering peer was given up on");
+        if (peer === undefined) {
+          // Every peer is at its limit: wait for a request to end.
+          queue.unshift(index);
+          await requestEnded;
+          continue;
+        }
         busy.set(peer, (busy.get(peer) ?? 0) + 1);
         let bytes: Uint8Array | undefined;
         try {
@@ -330,6 +403,8 @@ export class StateSync {
           });
         } finally {
           busy.set(peer, (busy.get(peer) ?? 1) - 1);
+          endRequest();
+          nextEnd();
         }
         const tried = triedFor.get(index) ?? new Set<string>();
         tried.add(peer);
@@ -337,7 +412,7 @@ export class StateSync {
         if (bytes === undefined) {
           const failed = (failures.get(peer) ?? 0) + 1;
           failures.set(peer, failed);
-          if (failed >= MAX_PEER_FAILURES) peers.splice(peers.indexOf(peer), 1);
+          if (failed >= MAX_PEER_FAILURES && peers.includes(peer)) peers.splice(peers.indexOf(peer), 1);
           queue.push(index);
           continue;
         }

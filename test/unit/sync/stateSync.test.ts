@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
   Chain,
+  chunksHash,
   encodeManifest,
   manifestHash,
   precommitVote,
@@ -90,6 +91,7 @@ function sourceOf(
       find(peer).snapshots.map((s) => ({
         height: s.manifest.height,
         manifest_hash: find(peer).lieAboutHash ? `0x${"ab".repeat(32)}` : manifestHash(s.manifest),
+        chunks_hash: chunksHash(s.manifest),
       })),
     requestManifest: async (peer, height) =>
       find(peer).snapshots.find((s) => s.manifest.height === height)?.manifestBytes,
@@ -207,6 +209,44 @@ describe("StateSync (the client)", () => {
     await assert.rejects(
       new StateSync(source, options(4)).run(0),
       /no peer offered a usable snapshot at or above trust_height 4/,
+    );
+  });
+
+  it("takes an honest peer's manifest of the same chunks when another peer's is forged", async () => {
+    const real = snapshots[1] as Served;
+    const forgedManifest: SnapshotManifest = {
+      ...real.manifest,
+      validator_sets: [
+        ...real.manifest.validator_sets,
+        {
+          from_height: 7,
+          validators: [{ address: (ACCOUNTS[7] as DerivedAccount).address, stake: 1_000_000 }],
+        },
+      ],
+    };
+    const forged: Served = {
+      ...real,
+      manifest: forgedManifest,
+      manifestBytes: encodeManifest(forgedManifest),
+    };
+    const source = sourceOf(
+      [
+        { id: "forger", snapshots: [forged] },
+        { id: "honest", snapshots: [real] },
+      ],
+      store,
+    );
+    const refused: string[] = [];
+    const sync = new StateSync(source, {
+      ...options(2),
+      log: (_level, message, fields) => refused.push(`${message} ${String(fields?.peer)}`),
+    });
+    const { manifest } = await sync.run(0);
+    assert.equal(manifest.height, 6, "the snapshot at 6 is taken, not given up for the forger's manifest");
+    assert.equal(manifestHash(manifest), manifestHash(real.manifest));
+    assert.ok(
+      refused.includes("state sync: a peer's manifest is not the trusted chain's forger"),
+      refused.join("\n"),
     );
   });
 
