@@ -237,7 +237,11 @@ export const manifestValidatorsAt = (manifest: SnapshotManifest, height: number)
  */
 export function chunksHash(manifest: Pick<SnapshotManifest, "height" | "state_root" | "chunks">): string {
   return bytesToHex(
-    keccak256(utf8Bytes(canonicalJson({ height: manifest.height, state_root: manifest.state_root, chunks: manifest.chunks }))),
+    keccak256(
+      utf8Bytes(
+        canonicalJson({ height: manifest.height, state_root: manifest.state_root, chunks: manifest.chunks }),
+      ),
+    ),
   );
 }
 

@@ -346,7 +346,7 @@ export class StateSync {
     const assembler = new SnapshotAssembler(manifest);
     const total = manifest.chunks.length;
     const queue = manifest.chunks.map((_, i) => i);
-    const peers = [...offering];
+    const peers = offering; // penalized peers leave the caller's list too
     const busy = new Map<string, number>();
     const failures = new Map<string, number>();
     /** Peers asked for chunk i already without getting it: asked last next time. */
