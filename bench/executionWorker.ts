@@ -186,26 +186,26 @@ if (spec.phase === "fill") {
 // Every block's transactions are made before any timing.
 const nonces = new Map<string, number>();
 let txCounter = 0;
+/** The next ordered transaction of `from` (its nonce counted here) setting `ref` to `value`. */
+function orderedTx(from: string, height: number, ref: string, value: Tx["operation"]["value"]): Tx {
+  const nonce = nonces.get(from) ?? 0;
+  nonces.set(from, nonce + 1);
+  txCounter += 1;
+  return {
+    hash: `0x${txCounter.toString(16).padStart(64, "0")}`,
+    address: from,
+    signature: "0x",
+    timestamp: GENESIS_TIME + height * 1000,
+    nonce,
+    operation: { type: "SET_VALUE", ref, value },
+  };
+}
 function makeBlock(height: number): Tx[] {
   const txs: Tx[] = [];
   for (let i = 0; i < spec.txsPerBlock; i++) {
     const from = pick(funded);
     const to = i % 2 === 0 ? randomAddress() : pick(funded);
-    const nonce = nonces.get(from) ?? 0;
-    nonces.set(from, nonce + 1);
-    txCounter += 1;
-    txs.push({
-      hash: `0x${txCounter.toString(16).padStart(64, "0")}`,
-      address: from,
-      signature: "0x",
-      timestamp: GENESIS_TIME + height * 1000,
-      nonce,
-      operation: {
-        type: "SET_VALUE",
-        ref: `/transfer/${from}/${to}/b${height}t${i}/value`,
-        value: 1 + (random() % 1000),
-      },
-    });
+    txs.push(orderedTx(from, height, `/transfer/${from}/${to}/b${height}t${i}/value`, 1 + (random() % 1000)));
   }
   return txs;
 }
@@ -216,17 +216,7 @@ function makeRewriteBlock(height: number): Tx[] {
   for (let i = 0; i < spec.txsPerBlock; i++) {
     const key = ((height - 1) * spec.txsPerBlock + i) % hotKeys;
     const from = funded[Math.floor(key / 4)] as string;
-    const nonce = nonces.get(from) ?? 0;
-    nonces.set(from, nonce + 1);
-    txCounter += 1;
-    txs.push({
-      hash: `0x${txCounter.toString(16).padStart(64, "0")}`,
-      address: from,
-      signature: "0x",
-      timestamp: GENESIS_TIME + height * 1000,
-      nonce,
-      operation: { type: "SET_VALUE", ref: `/users/${from}/slot${key % 4}`, value: { height, n: random() } },
-    });
+    txs.push(orderedTx(from, height, `/users/${from}/slot${key % 4}`, { height, n: random() }));
   }
   return txs;
 }

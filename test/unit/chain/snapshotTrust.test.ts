@@ -7,17 +7,15 @@ import {
   Chain,
   checkSnapshotTrust,
   type LinkedBlock,
-  precommitVote,
   type SnapshotManifest,
-  signVote,
   trustRange,
   type TrustAnchor,
 } from "../../../src/chain/index.ts";
-import { type DerivedAccount, hexToBytes } from "../../../src/crypto/index.ts";
-import { devAccounts, devGenesis } from "../../../src/node/index.ts";
+import type { DerivedAccount } from "../../../src/crypto/index.ts";
 import { writeSnapshotFile } from "../../../src/node/snapshotFile.ts";
 import { LmdbStore } from "../../../src/storage/index.ts";
 import { serveBlocks } from "../../../src/sync/index.ts";
+import { DEV_ACCOUNTS, DEV_GENESIS, produceSigned } from "../../helpers/signedDevChain.ts";
 
 /**
  * checkSnapshotTrust (src/chain/snapshotTrust.ts): a snapshot is believed only through hashes
@@ -26,19 +24,9 @@ import { serveBlocks } from "../../../src/sync/index.ts";
  * snapshotted at block 4.
  */
 
-const ACCOUNTS = devAccounts();
-const VALIDATOR = ACCOUNTS[0] as DerivedAccount;
-const GENESIS = devGenesis(ACCOUNTS, 1_700_000_000_000);
+const ACCOUNTS = DEV_ACCOUNTS;
+const GENESIS = DEV_GENESIS;
 const SNAPSHOT_AT = 4;
-
-async function produce(chain: Chain, key: string): Promise<void> {
-  const height = chain.head().header.number + 1;
-  const executed = await chain.execute([], VALIDATOR.address, GENESIS.genesis_time + height * 1000);
-  const signature = signVote(precommitVote(GENESIS.chain_id, height, 0, executed.hash), hexToBytes(key));
-  await chain.commit(executed, { height, round: 0, block_hash: executed.hash, signatures: [signature] }, [
-    VALIDATOR.address,
-  ]);
-}
 
 describe("checkSnapshotTrust", () => {
   const dir = mkdtempSync(join(tmpdir(), "chain-node-trust-"));
@@ -56,14 +44,14 @@ describe("checkSnapshotTrust", () => {
     store = new LmdbStore(join(dir, "data"));
     const chain = new Chain(store, GENESIS);
     await chain.open();
-    for (let i = 0; i < SNAPSHOT_AT; i++) await produce(chain, VALIDATOR.privateKey);
+    for (let i = 0; i < SNAPSHOT_AT; i++) await produceSigned(chain, []);
     const view = store.snapshotView();
     try {
       manifest = await writeSnapshotFile(view, GENESIS, join(dir, "at4.snapshot"));
     } finally {
       view.done();
     }
-    for (let i = 0; i < 3; i++) await produce(chain, VALIDATOR.privateKey);
+    for (let i = 0; i < 3; i++) await produceSigned(chain, []);
   });
   after(async () => {
     await store?.close();

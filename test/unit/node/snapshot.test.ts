@@ -11,63 +11,20 @@ import {
   decodeManifest,
   encodeManifest,
   nonceOf,
-  precommitVote,
   SnapshotAssembler,
   SnapshotError,
   type SnapshotManifest,
-  signVote,
-  type Tx,
 } from "../../../src/chain/index.ts";
-import {
-  bytesToHex,
-  canonicalJson,
-  type DerivedAccount,
-  hexToBytes,
-  keccak256,
-} from "../../../src/crypto/index.ts";
-import { devAccounts, devGenesis } from "../../../src/node/index.ts";
+import { bytesToHex, canonicalJson, type DerivedAccount, keccak256 } from "../../../src/crypto/index.ts";
 import { openSnapshotFile, writeSnapshotFile } from "../../../src/node/snapshotFile.ts";
 import { LmdbStore } from "../../../src/storage/index.ts";
+import { DEV_ACCOUNTS, DEV_GENESIS, devTransfer, produceSigned } from "../../helpers/signedDevChain.ts";
 import { withTempDir } from "../../helpers/tempDir.ts";
 
-const ACCOUNTS = devAccounts();
-const VALIDATOR = ACCOUNTS[0] as DerivedAccount;
-const GENESIS = devGenesis(ACCOUNTS, 1_700_000_000_000);
-
-let txCounter = 0;
-/** A block-form transfer (Chain.execute does not check signatures); unordered when nonce is -1. */
-function transfer(
-  from: DerivedAccount,
-  to: DerivedAccount,
-  amount: number,
-  nonce: number,
-  timestamp: number,
-): Tx {
-  txCounter += 1;
-  return {
-    hash: `0x${txCounter.toString(16).padStart(64, "0")}`,
-    address: from.address,
-    signature: "0x",
-    timestamp,
-    nonce,
-    operation: {
-      type: "SET_VALUE",
-      ref: `/transfer/${from.address}/${to.address}/k${txCounter}/value`,
-      value: amount,
-    },
-  };
-}
-
-/** Commits one block with the dev validator's real precommit as its certificate. */
-async function produce(chain: Chain, txs: Tx[]): Promise<void> {
-  const height = chain.head().header.number + 1;
-  const executed = await chain.execute(txs, VALIDATOR.address, GENESIS.genesis_time + height * 1000);
-  const vote = precommitVote(GENESIS.chain_id, height, 0, executed.hash);
-  const signature = signVote(vote, hexToBytes(VALIDATOR.privateKey));
-  await chain.commit(executed, { height, round: 0, block_hash: executed.hash, signatures: [signature] }, [
-    VALIDATOR.address,
-  ]);
-}
+const ACCOUNTS = DEV_ACCOUNTS;
+const GENESIS = DEV_GENESIS;
+const transfer = devTransfer;
+const produce = produceSigned;
 
 /** A dev chain of three blocks of transfers (one unordered) in `dir`, snapshotted to `file`. */
 async function chainWithSnapshot(

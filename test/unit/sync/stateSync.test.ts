@@ -8,16 +8,13 @@ import {
   chunksHash,
   encodeManifest,
   manifestHash,
-  precommitVote,
   type SnapshotManifest,
-  signVote,
-  type Tx,
 } from "../../../src/chain/index.ts";
-import { type DerivedAccount, hexToBytes } from "../../../src/crypto/index.ts";
-import { devAccounts, devGenesis } from "../../../src/node/index.ts";
+import type { DerivedAccount } from "../../../src/crypto/index.ts";
 import { openSnapshotFile, writeSnapshotFile } from "../../../src/node/snapshotFile.ts";
 import { LmdbStore } from "../../../src/storage/index.ts";
 import { type SnapshotSource, StateSync, serveBlocks } from "../../../src/sync/index.ts";
+import { DEV_ACCOUNTS, DEV_GENESIS, devTransfer, produceSigned } from "../../helpers/signedDevChain.ts";
 
 /**
  * The state-sync client (src/sync/stateSync.ts) against peers simulated over a real dev chain's
@@ -26,38 +23,8 @@ import { type SnapshotSource, StateSync, serveBlocks } from "../../../src/sync/i
  * not hash to its offer, and gives up on a snapshot the trusted chain does not lead to.
  */
 
-const ACCOUNTS = devAccounts();
-const VALIDATOR = ACCOUNTS[0] as DerivedAccount;
-const GENESIS = devGenesis(ACCOUNTS, 1_700_000_000_000);
-
-let counter = 0;
-function transfer(from: DerivedAccount, to: DerivedAccount, nonce: number): Tx {
-  counter += 1;
-  return {
-    hash: `0x${counter.toString(16).padStart(64, "0")}`,
-    address: from.address,
-    signature: "0x",
-    timestamp: GENESIS.genesis_time,
-    nonce,
-    operation: {
-      type: "SET_VALUE",
-      ref: `/transfer/${from.address}/${to.address}/k${counter}/value`,
-      value: 1,
-    },
-  };
-}
-
-async function produce(chain: Chain, txs: Tx[]): Promise<void> {
-  const height = chain.head().header.number + 1;
-  const executed = await chain.execute(txs, VALIDATOR.address, GENESIS.genesis_time + height * 1000);
-  const signature = signVote(
-    precommitVote(GENESIS.chain_id, height, 0, executed.hash),
-    hexToBytes(VALIDATOR.privateKey),
-  );
-  await chain.commit(executed, { height, round: 0, block_hash: executed.hash, signatures: [signature] }, [
-    VALIDATOR.address,
-  ]);
-}
+const ACCOUNTS = DEV_ACCOUNTS;
+const GENESIS = DEV_GENESIS;
 
 interface Served {
   manifest: SnapshotManifest;
@@ -137,7 +104,7 @@ describe("StateSync (the client)", () => {
     await chain.open();
     const [a, b] = ACCOUNTS.slice(1, 3) as [DerivedAccount, DerivedAccount];
     for (let height = 1; height <= 8; height++) {
-      await produce(chain, [transfer(a, b, height - 1), transfer(b, a, height - 1)]);
+      await produceSigned(chain, [devTransfer(a, b, 1, height - 1), devTransfer(b, a, 1, height - 1)]);
       if (height === 3 || height === 6) snapshots.push(await snapshot());
     }
   });
