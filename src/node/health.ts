@@ -18,7 +18,7 @@ export interface ReadinessSource {
   headNumber(): number;
 }
 
-export type NotReadyReason = "syncing" | "no_peers";
+export type NotReadyReason = "syncing" | "no_peers" | "state_sync";
 
 export interface Readiness {
   ready: boolean;
@@ -63,5 +63,34 @@ export function readyHandler(source: ReadinessSource): Handler {
     const state = readiness(source);
     const { ready, ...details } = state;
     sendJson(req, res, ready ? 200 : 503, { status: ready ? "ready" : "not_ready", ...details });
+  };
+}
+
+/**
+ * While a joining node state-syncs (node/stateSyncStart.ts), before its RPC serves: /health is
+ * 200 (the process is alive and working), /ready is 503 with reason `state_sync` and the progress
+ * (`progress()`, undefined before the first step), and anything else is 503 with a JSON-RPC error
+ * saying why, so a client or probe sees what the node is doing rather than a refused connection.
+ */
+export function stateSyncHandler(progress: () => Record<string, unknown> | undefined): Handler {
+  return (req, res) => {
+    const path = new URL(req.url ?? "/", "http://node").pathname;
+    if (path === "/health") {
+      sendJson(req, res, 200, { status: "ok" });
+      return;
+    }
+    if (path === "/ready") {
+      sendJson(req, res, 503, { status: "not_ready", reasons: ["state_sync"], state_sync: progress() ?? {} });
+      return;
+    }
+    const text = JSON.stringify({
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: -32603,
+        message: "the node is restoring a snapshot (state sync); RPC serves once it is done",
+      },
+    });
+    res.writeHead(503, { "Content-Type": "application/json", "Retry-After": "10" }).end(text);
   };
 }

@@ -19,6 +19,8 @@ export { type BackupManifest, backupHome } from "./backup.ts";
 export { exportChain, importChain } from "./chainExport.ts";
 // What `chain-node import` refuses, with its reason (src/sync/exportFile.ts).
 export { ImportRefusedError } from "../sync/index.ts";
+// What a state sync before start reports (node/stateSyncStart.ts; `start` draws it as a bar).
+export type { StateSyncProgress } from "../sync/index.ts";
 export { configJson, renderConfigToml } from "./configShow.ts";
 // Test-only knobs (CHAIN_NODE_TEST_*), read at the process's edge and carried in NodeOptions.faults.
 export { readTestFaults, TEST_FAULT_VARIABLES, type TestFaults } from "../faults/index.ts";

@@ -12,6 +12,7 @@ import {
   websocketOnlyRoutes,
 } from "../rpc/index.ts";
 import { LmdbStore } from "../storage/index.ts";
+import type { StateSyncProgress } from "../sync/index.ts";
 import { Admission, PendingPool } from "../txpool/index.ts";
 import { SignatureWorkers } from "./signatureWorkers.ts";
 import type { NodeOptions } from "./options.ts";
@@ -31,7 +32,13 @@ const normalize = (address: string): string => (isAddress(address) ? toChecksumA
 /** How blocks are made: alone (dev chain) or with peers (a network of validators). */
 export type NodeMode =
   | { kind: "dev"; validator: ValidatorKey }
-  | { kind: "network"; validator: ValidatorKey | undefined; nodeKey: Uint8Array };
+  | {
+      kind: "network";
+      validator: ValidatorKey | undefined;
+      nodeKey: Uint8Array;
+      /** Told of each step of a state sync before start (a terminal's progress bar). */
+      onStateSyncProgress?: (progress: StateSyncProgress) => void;
+    };
 
 /** What block making looks like from the rest of the node. */
 interface BlockMaking {
@@ -138,6 +145,7 @@ export class ChainNode {
           store,
           nodeKey: mode.nodeKey,
           log: log.child({ module: "statesync" }),
+          ...(mode.onStateSyncProgress === undefined ? {} : { onProgress: mode.onStateSyncProgress }),
         });
       }
       const chain = new Chain(store, genesis);

@@ -1,8 +1,10 @@
+import { createServer } from "node:http";
 import { type Genesis, genesisBlockHash } from "../chain/index.ts";
 import { isHex } from "../crypto/index.ts";
 import { P2pNetwork } from "../p2p/index.ts";
 import type { LmdbStore } from "../storage/index.ts";
 import { StateSync, type StateSyncProgress } from "../sync/index.ts";
+import { stateSyncHandler } from "./health.ts";
 import type { Logger } from "./logger.ts";
 import { p2pOptionsOf } from "./network.ts";
 import type { NodeOptions } from "./options.ts";
@@ -27,6 +29,8 @@ export async function stateSyncIfEmpty(parts: {
   store: LmdbStore;
   nodeKey: Uint8Array;
   log: Logger;
+  /** Told of every step (a terminal's progress bar: cli/commands/start.ts). */
+  onProgress?: (progress: StateSyncProgress) => void;
 }): Promise<void> {
   const { options, genesis, store, log } = parts;
   const { sync } = options;
@@ -48,11 +52,30 @@ export async function stateSyncIfEmpty(parts: {
     onGossip: () => "ignore",
     serveBlocks: () => [],
   });
-  await p2p.start();
+  // /health and /ready (503, with the progress) on the RPC port until the node itself serves.
+  let current: StateSyncProgress | undefined;
+  const probes = createServer(stateSyncHandler(() => (current === undefined ? undefined : { ...current })));
+  await new Promise<void>((resolve, reject) => {
+    probes.once("error", reject);
+    probes.listen(options.rpc.port, options.rpc.host, resolve);
+  });
+  const closeProbes = () =>
+    new Promise((resolve) => {
+      probes.close(resolve);
+      probes.closeAllConnections(); // a probe's keep-alive connection would hold the port
+    });
+  try {
+    await p2p.start();
+  } catch (error) {
+    await closeProbes();
+    throw error;
+  }
   const started = Date.now();
   let lastLine = 0;
   let lastPhase: StateSyncProgress["phase"] | undefined;
   const onProgress = (progress: StateSyncProgress) => {
+    current = progress;
+    parts.onProgress?.(progress);
     const now = Date.now();
     if (progress.phase === lastPhase && now - lastLine < PROGRESS_EVERY_MS) return;
     lastPhase = progress.phase;
@@ -92,6 +115,7 @@ export async function stateSyncIfEmpty(parts: {
       "state sync: restored; block sync goes on from here",
     );
   } finally {
+    await closeProbes();
     await p2p.stop();
   }
 }

@@ -6,9 +6,11 @@ import {
   loadGenesis,
   loadOrCreateNodeKey,
   loadValidatorKey,
+  type StateSyncProgress,
 } from "../../node/index.ts";
 import { type CommonFlags, commonOptions, resolveNodeOptions } from "../options.ts";
 import { type PasswordFlags, passwordOptions, readPassword } from "../password.ts";
+import { progressOnStderr } from "../progress.ts";
 import { runUntilSignal } from "../signals.ts";
 
 export function startCommand(): Command {
@@ -26,7 +28,18 @@ export function startCommand(): Command {
       readPassword(flags, "the validator key (keys/validator.json)"),
     );
     const nodeKey = loadOrCreateNodeKey(flags.home);
-    const node = await ChainNode.start(options, genesis, { kind: "network", validator, nodeKey }, log);
+    // A state sync before start ([sync] state_sync) draws a bar on a terminal; the log has it too.
+    const bar = process.stderr.isTTY === true ? progressOnStderr("state sync", "chunks") : undefined;
+    const onStateSyncProgress = (progress: StateSyncProgress) => {
+      if (progress.phase === "fetching") bar?.update(progress.chunksDone, progress.chunksTotal);
+      else if (progress.phase === "rebuilding") bar?.stop();
+    };
+    const node = await ChainNode.start(
+      options,
+      genesis,
+      { kind: "network", validator, nodeKey, onStateSyncProgress },
+      log,
+    ).finally(() => bar?.stop());
     console.log(`chain-node ${options.name}
   RPC URL      ${node.rpcUrl}
   p2p          ${node.p2pAddrs.join(" ") || "(not listening)"}

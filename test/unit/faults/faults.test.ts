@@ -41,13 +41,25 @@ describe("test faults (src/faults)", () => {
         [V.clockSkewMs]: "-30000",
         [V.partitionFile]: "/tmp/partition.json",
         [V.keystoreScryptN]: "1024",
+        [V.corruptSnapshotChunks]: "1",
+        [V.snapshotChunkBytes]: "1500",
       }),
       {
         failpoint: { name: "sign.afterFsync", at: 7 },
         clockSkewMs: -30_000,
         partitionFile: "/tmp/partition.json",
         keystoreScryptN: 1024,
+        corruptSnapshotChunks: true,
+        snapshotChunkBytes: 1500,
       },
+    );
+    assert.throws(
+      () => readTestFaults({ [V.corruptSnapshotChunks]: "yes" }),
+      /CHAIN_NODE_TEST_CORRUPT_SNAPSHOT_CHUNKS/,
+    );
+    assert.throws(
+      () => readTestFaults({ [V.snapshotChunkBytes]: "10" }),
+      /CHAIN_NODE_TEST_SNAPSHOT_CHUNK_BYTES/,
     );
   });
 

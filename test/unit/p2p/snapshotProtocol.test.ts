@@ -230,7 +230,7 @@ describe("p2p snapshots protocol", () => {
       );
       assert.equal(await raw.send(server.addr, SNAPSHOTS_PROTOCOL, bytes), "reset", what);
       if (what !== "a truncated frame") {
-        await waitFor(`server drops the raw peer (${what})`, () => raw.connectionCount() === 0, 3000);
+        await waitFor(`server drops the raw peer (${what})`, () => raw.connectionCount() === 0, 10_000);
       }
     }
     const client = await connected(net, server);
@@ -269,7 +269,7 @@ describe("p2p snapshots protocol", () => {
       await waitFor("client admits the raw peer", () => client.net.peers().some((p) => p.id === raw.peerId));
       await assert.rejects(ask(client.net, raw.peerId), failsWith(reason));
       assert.equal(client.net.peerCount(), 0, "the server was dropped");
-      await waitFor("the raw server is disconnected", () => raw.connectionCount() === 0, 3000);
+      await waitFor("the raw server is disconnected", () => raw.connectionCount() === 0, 10_000);
     });
   }
 
