@@ -43,6 +43,7 @@ export {
   chunkItems,
   decodeManifest,
   encodeManifest,
+  genesisItems,
   manifestHash,
   SNAPSHOT_FORMAT,
   SNAPSHOT_VERSION,

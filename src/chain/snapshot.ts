@@ -67,9 +67,8 @@ const ManifestSchema = Type.Object(
     format: Type.Literal(SNAPSHOT_FORMAT),
     version: Type.Literal(SNAPSHOT_VERSION),
     chain_id: Type.Integer({ minimum: 0 }),
+    /** Block 0's hash; the genesis itself is in the `genesis` chunks (a large one is megabytes). */
     genesis_hash: Hash,
-    /** The genesis.json the chain started from: a home is restored from the file alone. */
-    genesis: Type.Unknown(),
     height: Height,
     block_hash: Hash,
     state_root: Hash,
@@ -83,7 +82,7 @@ const ManifestSchema = Type.Object(
     leaf_count: Type.Integer({ minimum: 0 }),
     chunks: Type.Array(
       Type.Object({
-        kind: Type.Union([Type.Literal("state"), Type.Literal("txs")]),
+        kind: Type.Union([Type.Literal("genesis"), Type.Literal("state"), Type.Literal("txs")]),
         hash: Hash,
         bytes: Type.Integer({ minimum: 2, maximum: SNAPSHOT_MAX_CHUNK_BYTES }),
         items: Type.Integer({ minimum: 1 }),
@@ -96,13 +95,22 @@ const manifestCheck = TypeCompiler.Compile(ManifestSchema);
 
 export type SnapshotChunkInfo = Static<typeof ManifestSchema>["chunks"][number];
 
-export interface SnapshotManifest extends Omit<Static<typeof ManifestSchema>, "genesis" | "block"> {
-  genesis: Genesis;
+export interface SnapshotManifest extends Omit<Static<typeof ManifestSchema>, "block"> {
   block: StoredBlock;
 }
 
-/** One leaf (path, value) or one committed transaction, as a chunk holds it. */
-type ChunkItem = readonly [string, JsonValue] | ConfirmedTx;
+/**
+ * One item of a chunk: a leaf (path, value) of a `state` chunk, a committed transaction of a
+ * `txs` chunk, or, in `genesis` chunks, the genesis without its accounts then one funded account
+ * per item (a genesis of a million accounts is 70 MB: cut like the rest, not one manifest field).
+ */
+type ChunkItem = readonly [string, JsonValue] | ConfirmedTx | { [key: string]: JsonValue };
+
+/** The items of the `genesis` chunks: the genesis without its accounts, then each account. */
+export function genesisItems(genesis: Genesis): ChunkItem[] {
+  const head = { ...genesis, accounts: [] } as unknown as { [key: string]: JsonValue };
+  return [head, ...(genesis.accounts as unknown as { [key: string]: JsonValue }[])];
+}
 
 /**
  * Cuts `items` into chunks: each chunk's bytes are the UTF-8 of a JSON array of the items'
@@ -178,13 +186,7 @@ export function decodeManifest(bytes: Uint8Array): SnapshotManifest {
       `manifest: ${first?.path || "/"} ${first?.message ?? "is invalid"}`,
     );
   }
-  let genesis: Genesis;
-  try {
-    genesis = parseGenesis(raw.genesis);
-  } catch (error) {
-    throw new SnapshotError("bad_manifest", `manifest: ${(error as Error).message}`);
-  }
-  const manifest: SnapshotManifest = { ...raw, genesis, block: raw.block as StoredBlock };
+  const manifest: SnapshotManifest = { ...raw, block: raw.block as StoredBlock };
   checkManifest(manifest);
   return manifest;
 }
@@ -193,9 +195,7 @@ function checkManifest(manifest: SnapshotManifest): void {
   const bad = (message: string): never => {
     throw new SnapshotError("bad_manifest", `manifest: ${message}`);
   };
-  const { genesis, block, height } = manifest;
-  if (genesis.chain_id !== manifest.chain_id) bad(`chain id ${manifest.chain_id} differs from its genesis's`);
-  if (genesisBlock(genesis).hash !== manifest.genesis_hash) bad("genesis_hash is not its genesis's block 0");
+  const { block, height } = manifest;
   if (typeof block !== "object" || block === null || typeof block.header !== "object") bad("no block");
   if (block.header.number !== height) bad(`block ${block.header.number} is not the height ${height}`);
   if (hashHeader(block.header) !== block.hash || block.hash !== manifest.block_hash)
@@ -218,9 +218,14 @@ function checkManifest(manifest: SnapshotManifest): void {
   }
   const leaves = manifest.chunks.filter((c) => c.kind === "state").reduce((sum, c) => sum + c.items, 0);
   if (leaves !== manifest.leaf_count) bad(`leaf_count ${manifest.leaf_count}, chunks hold ${leaves}`);
-  const firstTxs = manifest.chunks.findIndex((c) => c.kind === "txs");
-  if (firstTxs !== -1 && manifest.chunks.slice(firstTxs).some((c) => c.kind !== "txs"))
-    bad("state chunks come before txs chunks");
+  const order = { genesis: 0, state: 1, txs: 2 } as const;
+  if (
+    manifest.chunks.some(
+      (c, i) => i > 0 && order[c.kind] < order[(manifest.chunks[i - 1] as SnapshotChunkInfo).kind],
+    )
+  )
+    bad("chunks are not genesis, then state, then txs");
+  if (!manifest.chunks.some((c) => c.kind === "genesis")) bad("no genesis chunk");
 }
 
 const setAt = (sets: SnapshotManifest["validator_sets"], height: number): Validator[] =>
@@ -285,7 +290,9 @@ function decodeChunk(manifest: SnapshotManifest, index: number, bytes: Uint8Arra
     const ok =
       info.kind === "state"
         ? Array.isArray(item) && item.length === 2 && typeof item[0] === "string"
-        : typeof item === "object" && item !== null && typeof (item as ConfirmedTx).tx?.hash === "string";
+        : info.kind === "txs"
+          ? typeof item === "object" && item !== null && typeof (item as ConfirmedTx).tx?.hash === "string"
+          : typeof item === "object" && item !== null && !Array.isArray(item);
     if (!ok)
       throw new SnapshotError("bad_chunk", `chunk ${index} holds an item that is not a ${info.kind} entry`);
   }
@@ -294,6 +301,8 @@ function decodeChunk(manifest: SnapshotManifest, index: number, bytes: Uint8Arra
 
 /** Everything a restore writes, checked: the store puts it in one transaction. */
 export interface SnapshotRestore {
+  /** The chain's genesis: the one the restoring home had, or the one the genesis chunks hold. */
+  genesis: Genesis;
   genesisBlock: StoredBlock;
   block: StoredBlock;
   leaves: Map<string, JsonValue>;
@@ -313,10 +322,17 @@ const byUtf8 = (a: string, b: string): number => Buffer.compare(Buffer.from(a), 
  */
 export class SnapshotAssembler {
   readonly manifest: SnapshotManifest;
+  /** The genesis the restoring home already has (checked against the manifest by the caller). */
+  private readonly knownGenesis: Genesis | undefined;
   private readonly received = new Map<number, ChunkItem[]>();
 
-  constructor(manifest: SnapshotManifest) {
+  /**
+   * With `knownGenesis` (a joining node, a home with genesis.json) the `genesis` chunks are not
+   * needed; without it they are, and the genesis they hold must be the manifest's chain.
+   */
+  constructor(manifest: SnapshotManifest, knownGenesis?: Genesis) {
     this.manifest = manifest;
+    this.knownGenesis = knownGenesis;
   }
 
   /** Checks and keeps chunk `index`; throws SnapshotError for a chunk the manifest does not name. */
@@ -324,8 +340,12 @@ export class SnapshotAssembler {
     this.received.set(index, decodeChunk(this.manifest, index, bytes));
   }
 
+  /** The chunks still needed (not the genesis ones when the genesis is known). */
   missing(): number[] {
-    return this.manifest.chunks.map((_, i) => i).filter((i) => !this.received.has(i));
+    return this.manifest.chunks
+      .map((info, i) => ({ info, i }))
+      .filter(({ info, i }) => !this.received.has(i) && !(info.kind === "genesis" && this.knownGenesis))
+      .map(({ i }) => i);
   }
 
   /** The checked restore: throws state_root_mismatch when the leaves do not make the block's root. */
@@ -333,10 +353,12 @@ export class SnapshotAssembler {
     const missing = this.missing();
     if (missing.length > 0) throw new SnapshotError("bad_chunk", `chunks ${missing.join(", ")} are missing`);
     const { manifest } = this;
+    const genesis = this.genesis();
     const leaves = new Map<string, JsonValue>();
     const txs: ConfirmedTx[] = [];
     let last: string | undefined;
     manifest.chunks.forEach((info, index) => {
+      if (info.kind === "genesis") return;
       for (const item of this.received.get(index) ?? []) {
         if (info.kind === "txs") {
           txs.push(item as ConfirmedTx);
@@ -368,9 +390,10 @@ export class SnapshotAssembler {
       );
     }
     const stakers = new Map([...stakeChangesOf(leaves)].filter(([, stake]) => stake > 0));
-    checkSetFromState(manifest, stakers);
+    checkSetFromState(manifest, genesis, stakers);
     return {
-      genesisBlock: genesisBlock(manifest.genesis),
+      genesis,
+      genesisBlock: genesisBlock(genesis),
       block: manifest.block,
       leaves,
       trie: trie.write,
@@ -382,6 +405,28 @@ export class SnapshotAssembler {
       txs,
     };
   }
+
+  /**
+   * The chain's genesis: the known one, or the one the `genesis` chunks hold (once those are in),
+   * checked to be the manifest's chain.
+   */
+  genesis(): Genesis {
+    if (this.knownGenesis !== undefined) return this.knownGenesis;
+    const absent = this.manifest.chunks.filter((info, i) => info.kind === "genesis" && !this.received.has(i));
+    if (absent.length > 0) throw new SnapshotError("bad_chunk", "the genesis chunks are missing");
+    const items = this.manifest.chunks.flatMap((info, i) =>
+      info.kind === "genesis" ? (this.received.get(i) ?? []) : [],
+    ) as { [key: string]: JsonValue }[];
+    const [head, ...accounts] = items;
+    let genesis: Genesis;
+    try {
+      genesis = parseGenesis({ ...head, accounts });
+    } catch (error) {
+      throw new SnapshotError("bad_chunk", `the genesis chunks: ${(error as Error).message}`);
+    }
+    checkManifestChain(this.manifest, genesis);
+    return genesis;
+  }
 }
 
 /**
@@ -390,8 +435,12 @@ export class SnapshotAssembler {
  * manifest's validator sets is bound to the state root and not merely carried. The sets of the
  * heights before it are checked by state sync against certificates (chain/snapshotTrust.ts).
  */
-function checkSetFromState(manifest: SnapshotManifest, stakers: ReadonlyMap<string, number>): void {
-  const { min_validator_stake, max_validators } = manifest.genesis.consensus;
+function checkSetFromState(
+  manifest: SnapshotManifest,
+  genesis: Genesis,
+  stakers: ReadonlyMap<string, number>,
+): void {
+  const { min_validator_stake, max_validators } = genesis.consensus;
   const selected = selectValidators(
     [...stakers].map(([address, stake]) => ({ address, stake })),
     min_validator_stake,

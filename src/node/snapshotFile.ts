@@ -10,6 +10,7 @@ import {
   encodeManifest,
   type Genesis,
   genesisBlock,
+  genesisItems,
   SNAPSHOT_FORMAT,
   SNAPSHOT_VERSION,
   SnapshotAssembler,
@@ -137,6 +138,8 @@ export async function writeSnapshotFile(
       await nextTurn();
       if (options.aborted?.() === true) throw new SnapshotAbortedError();
     };
+    for (const chunk of chunkItems(genesisItems(genesis), options.chunkTargetBytes))
+      await put("genesis", chunk);
     for (const chunk of chunkItems(view.leaves(), options.chunkTargetBytes)) {
       leafCount += chunk.items;
       await put("state", chunk);
@@ -148,7 +151,6 @@ export async function writeSnapshotFile(
       version: SNAPSHOT_VERSION,
       chain_id: genesis.chain_id,
       genesis_hash: genesisHash,
-      genesis,
       height,
       block_hash: block.hash,
       state_root: block.header.state_root,
@@ -202,7 +204,10 @@ export async function restoreSnapshotFile(home: string, file: string): Promise<R
     const { manifest } = snapshot;
     const paths = homePaths(home);
     const hasGenesis = existsSync(paths.genesis);
-    if (hasGenesis) checkManifestChain(manifest, loadGenesis(home));
+    const known = hasGenesis ? loadGenesis(home) : undefined;
+    if (known !== undefined) checkManifestChain(manifest, known);
+    // Without the home's genesis.json, the file's genesis chunks give it (and must be its chain).
+    const assembler = new SnapshotAssembler(manifest, known);
     mkdirSync(paths.data, { recursive: true });
     const store = new LmdbStore(paths.data);
     let wroteStore = false;
@@ -218,9 +223,12 @@ export async function restoreSnapshotFile(home: string, file: string): Promise<R
             `${home} already holds chain data (head ${head}); restore needs a home without data (a new --home)`,
           );
         }
+        // This very snapshot, restored by a run that died before genesis.json: only that is left.
+        for (const [i, info] of manifest.chunks.entries()) {
+          if (info.kind === "genesis") assembler.add(i, await snapshot.readChunk(i));
+        }
       } else {
-        const assembler = new SnapshotAssembler(manifest);
-        for (let i = 0; i < manifest.chunks.length; i++) assembler.add(i, await snapshot.readChunk(i));
+        for (const i of assembler.missing()) assembler.add(i, await snapshot.readChunk(i));
         store.restoreSnapshot(assembler.finish(store.nextTrieNodeId()));
         wroteStore = true;
       }
@@ -230,7 +238,7 @@ export async function restoreSnapshotFile(home: string, file: string): Promise<R
     failpoint("snapshot.restoreBeforeGenesis");
     if (!hasGenesis) {
       const partial = `${paths.genesis}${PARTIAL_SUFFIX}`;
-      writeFileSync(partial, `${JSON.stringify(manifest.genesis, null, 2)}\n`);
+      writeFileSync(partial, `${JSON.stringify(assembler.genesis(), null, 2)}\n`);
       renameSync(partial, paths.genesis);
     }
     return { manifest, wroteStore, wroteGenesis: !hasGenesis };

@@ -16,6 +16,7 @@ import type { SnapshotSettings } from "./options.ts";
 import {
   openSnapshotFile,
   PARTIAL_SUFFIX,
+  type SnapshotFile,
   type RestoreResult,
   restoreSnapshotFile,
   SnapshotAbortedError,
@@ -31,6 +32,12 @@ export class SnapshotStore {
   readonly dir: string;
   /** Offers by height: a complete snapshot file never changes, so each manifest is read once. */
   private readonly hashes = new Map<number, SnapshotOffer>();
+  /**
+   * Files opened to serve peers, by height: a state sync asks for hundreds of chunks, and opening
+   * the file (its manifest read and checked) per chunk cost more than the chunk. Closed once the
+   * snapshot is no longer listed (deleted beyond `keep`), so its disk space is freed.
+   */
+  private readonly serving = new Map<number, Promise<SnapshotFile>>();
 
   constructor(home: string) {
     this.dir = join(homePaths(home).data, "snapshots");
@@ -57,16 +64,6 @@ export class SnapshotStore {
     return file.manifest;
   }
 
-  /** Chunk `index` of the snapshot at `height`, as stored (the receiver checks it). */
-  async readChunk(height: number, index: number): Promise<Uint8Array> {
-    const file = await openSnapshotFile(this.pathOf(height));
-    try {
-      return await file.readChunk(index);
-    } finally {
-      await file.close();
-    }
-  }
-
   /**
    * What this node offers peers for state sync: each complete snapshot's height, manifest hash,
    * and chunks hash (what another node's snapshot of the same block has in common with it).
@@ -91,14 +88,34 @@ export class SnapshotStore {
 
   /** The manifest's bytes as peers hash them, or undefined when there is no such snapshot (now). */
   async manifestBytes(height: number): Promise<Uint8Array | undefined> {
-    if (!this.list().includes(height)) return undefined;
-    return this.readManifest(height).then(encodeManifest, () => undefined);
+    const file = await this.served(height);
+    return file === undefined ? undefined : encodeManifest(file.manifest);
   }
 
   /** Chunk `index` of the snapshot at `height`, or undefined when there is none (now). */
   async chunkBytes(height: number, index: number): Promise<Uint8Array | undefined> {
-    if (!this.list().includes(height)) return undefined;
-    return this.readChunk(height, index).catch(() => undefined);
+    const file = await this.served(height);
+    return file?.readChunk(index).catch(() => undefined);
+  }
+
+  /** The open file of a listed snapshot (opened once); closes those no longer listed. */
+  private async served(height: number): Promise<SnapshotFile | undefined> {
+    const listed = this.list();
+    for (const [open, file] of this.serving) {
+      if (listed.includes(open)) continue;
+      this.serving.delete(open);
+      void file.then((f) => f.close()).catch(() => undefined);
+    }
+    if (!listed.includes(height)) return undefined;
+    let file = this.serving.get(height);
+    if (file === undefined) {
+      file = openSnapshotFile(this.pathOf(height));
+      this.serving.set(height, file);
+    }
+    return file.catch(() => {
+      this.serving.delete(height);
+      return undefined;
+    });
   }
 
   /** Removes partial files left by a write that did not finish (the process died or stopped). */

@@ -343,9 +343,10 @@ export class StateSync {
    * up on; a chunk that fails its check is asked of another peer, and its server is penalized.
    */
   private async fetchChunks(manifest: SnapshotManifest, offering: string[]): Promise<SnapshotAssembler> {
-    const assembler = new SnapshotAssembler(manifest);
-    const total = manifest.chunks.length;
-    const queue = manifest.chunks.map((_, i) => i);
+    // The joining node has its genesis: the genesis chunks are not fetched.
+    const assembler = new SnapshotAssembler(manifest, this.options.genesis);
+    const queue = assembler.missing();
+    const total = queue.length;
     const peers = offering; // penalized peers leave the caller's list too
     const busy = new Map<string, number>();
     const failures = new Map<string, number>();

@@ -97,6 +97,8 @@ describe("snapshot format (src/chain/snapshot.ts, src/node/snapshotFile.ts)", ()
         const again = decodeManifest(encodeManifest(manifest));
         assert.deepEqual(again, manifest, "encode then decode gives the manifest back");
         const restore = (await assemble(file)).finish();
+        // Assembled without a known genesis: the genesis chunks give it back whole.
+        assert.deepEqual(restore.genesis, GENESIS);
         assert.equal(restore.block.hash, chain.head().hash);
         assert.equal(restore.leaves.size, manifest.leaf_count);
         const hashes = restore.txs.map((c) => c.tx.hash);
@@ -172,12 +174,20 @@ describe("snapshot format (src/chain/snapshot.ts, src/node/snapshotFile.ts)", ()
           "not_a_snapshot",
           /not a chain-node-snapshot/,
         );
+        // The certificate's signatures are bound to the chain id (v), so another id fails them.
         refuses(
           json((m) => {
             m.chain_id = 5;
           }),
           "bad_manifest",
-          /chain id 5/,
+          /commit certificate of block 3 does not verify/,
+        );
+        refuses(
+          json((m) => {
+            m.chunks = (m.chunks as { kind: string }[]).filter((c) => c.kind !== "genesis");
+          }),
+          "bad_manifest",
+          /no genesis chunk/,
         );
         refuses(
           json((m) => {
@@ -204,14 +214,18 @@ describe("snapshot format (src/chain/snapshot.ts, src/node/snapshotFile.ts)", ()
         );
 
         const snapshot = await openSnapshotFile(file);
-        const first = await snapshot.readChunk(0);
+        // The first state chunk (the genesis chunks come first).
+        const at = manifest.chunks.findIndex((c) => c.kind === "state");
+        const first = await snapshot.readChunk(at);
         await snapshot.close();
         const changed = Uint8Array.from(first);
         changed[changed.length - 2] = (changed[changed.length - 2] ?? 0) ^ 1;
         assert.throws(
-          () => new SnapshotAssembler(manifest).add(0, changed),
+          () => new SnapshotAssembler(manifest).add(at, changed),
           (e: unknown) =>
-            e instanceof SnapshotError && e.code === "chunk_mismatch" && /chunk 0/.test(e.message),
+            e instanceof SnapshotError &&
+            e.code === "chunk_mismatch" &&
+            new RegExp(`chunk ${at}`).test(e.message),
         );
 
         // A liar's manifest: a leaf changed and the chunk's hash recomputed; the root gives it away.
@@ -222,13 +236,14 @@ describe("snapshot format (src/chain/snapshot.ts, src/node/snapshotFile.ts)", ()
         const lying: SnapshotManifest = {
           ...manifest,
           chunks: manifest.chunks.map((c, i) =>
-            i === 0 ? chunkInfo("state", { bytes: forged, items: items.length }) : c,
+            i === at ? chunkInfo("state", { bytes: forged, items: items.length }) : c,
           ),
         };
         const assembler = new SnapshotAssembler(decodeManifest(encodeManifest(lying)));
-        assembler.add(0, forged);
+        assembler.add(at, forged);
         const rest = await openSnapshotFile(file);
-        for (let i = 1; i < manifest.chunks.length; i++) assembler.add(i, await rest.readChunk(i));
+        for (let i = 0; i < manifest.chunks.length; i++)
+          if (i !== at) assembler.add(i, await rest.readChunk(i));
         await rest.close();
         assert.throws(
           () => assembler.finish(),
