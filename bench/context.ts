@@ -15,7 +15,17 @@ export interface Settings {
   admissionNodeBlockTimeMs: number;
   /** Repeats allowed in the whole bench for runs that other processes disturbed. */
   disturbedRepeats: number;
-  only: "all" | "reads" | "state" | "admission" | "ganache" | "network" | "execution" | "disk" | "consensus";
+  only:
+    | "all"
+    | "reads"
+    | "state"
+    | "admission"
+    | "ganache"
+    | "network"
+    | "execution"
+    | "disk"
+    | "consensus"
+    | "join";
   /** Funded accounts in the state-reads node's genesis (issue 5: 1,000,000). */
   stateAccounts: number;
   /** Pre-signed ganache transfers for all ganache send runs together (bench/ganache.ts). */
@@ -58,6 +68,22 @@ export interface Settings {
   execCpuProfDir: string | undefined;
   /** Heights of each simulated 100-validator run (bench/consensusSim.ts). */
   simHeights: number;
+  /** Join (bench/join.ts): accounts funded by the genesis beside the testnet's ten (issue 17: 1,000,000). */
+  joinAccounts: number;
+  /** Blocks the chain has (with transactions) before the nodes join. */
+  joinBlocks: number;
+  /** Genesis block time of the join testnet, ms. */
+  joinBlockTimeMs: number;
+  /** Transfers sent per block time while the chain is built (the average block's load). */
+  joinTxsPerBlock: number;
+  /** `[snapshot] interval` of the validator; 0: `joinBlocks` (one snapshot, at the end of the build). */
+  joinSnapshotInterval: number;
+  /** The build (load until `joinBlocks`, then the snapshot) fails past this many seconds. */
+  joinBuildMaxS: number;
+  /** Each join fails past this many seconds. */
+  joinTimeoutS: number;
+  /** When set, the join testnet's node logs are written there at the end. */
+  joinLogDir: string | undefined;
 }
 
 export interface BenchContext {

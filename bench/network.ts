@@ -29,7 +29,7 @@ import { quantile, type ScenarioResult, series } from "./report.ts";
 const VALIDATORS = 4;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function call<T>(url: string, method: string, params?: unknown): Promise<T> {
+export async function call<T>(url: string, method: string, params?: unknown): Promise<T> {
   const request: Record<string, unknown> = { jsonrpc: "2.0", id: 1, method };
   if (params !== undefined) request.params = params;
   const reply = await post(url, JSON.stringify(request));
@@ -41,7 +41,7 @@ async function call<T>(url: string, method: string, params?: unknown): Promise<T
 }
 
 /** `call`, or undefined when the node does not answer properly. */
-async function tryCall<T>(url: string, method: string, params?: unknown): Promise<T | undefined> {
+export async function tryCall<T>(url: string, method: string, params?: unknown): Promise<T | undefined> {
   try {
     return await call<T>(url, method, params);
   } catch {
@@ -50,7 +50,7 @@ async function tryCall<T>(url: string, method: string, params?: unknown): Promis
 }
 
 /** Transaction counts of blocks from..to, 100 per JSON-RPC batch. */
-async function txCounts(url: string, from: number, to: number): Promise<number[]> {
+export async function txCounts(url: string, from: number, to: number): Promise<number[]> {
   const counts: number[] = [];
   for (let start = from; start <= to; start += 100) {
     const numbers = Array.from({ length: Math.min(100, to - start + 1) }, (_, i) => start + i);
@@ -87,7 +87,7 @@ function portFree(port: number): Promise<boolean> {
  * listen there starts; the full node of the sync scenario starts minutes later and once found its
  * p2p port taken (EADDRINUSE).
  */
-async function freeBase(nodes: number): Promise<number> {
+export async function freeBase(nodes: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = 20_000 + Math.floor(Math.random() * 120) * 100;
     const ports = Array.from({ length: nodes }, (_, i) => [base + i, base + 100 + i]).flat();

@@ -23,16 +23,21 @@
  *     in-process, with 10,000 and 1,000,000 funded accounts.
  *  6. consensus (bench/consensusSim.ts): 100 validators on a manual clock, 33 silent vs all live,
  *     20–300 ms message delays: simulated time and rounds per height.
+ *  7. join (bench/join.ts): a node joins a chain whose genesis funds 1,000,000 accounts, by state
+ *     sync against by replay from genesis.
  *
  * Prints a Markdown table on stdout (progress on stderr) and writes bench/results/latest.json.
  * Every child process is stopped and every temporary home removed, also on failure and Ctrl-C.
  * Environment knobs: BENCH_DURATION_S (5), BENCH_WARMUP_S (1), BENCH_RUNS (3), BENCH_ADMISSION_TXS
  * (pre-signed transactions per admission run, 40000; also per run of our node against ganache),
  * BENCH_GANACHE_TXS (pre-signed ganache transfers for all its runs, 8000),
- * BENCH_ONLY (reads | state | admission | ganache | network | execution | consensus),
+ * BENCH_ONLY (reads | state | admission | ganache | network | execution | disk | consensus | join),
  * BENCH_STATE_ACCOUNTS (1000000), BENCH_EXEC_BLOCKS (8), BENCH_EXEC_ACCOUNTS (1000000),
  * BENCH_EXEC_CPU_PROF_DIR, BENCH_SIM_HEIGHTS (10),
- * BENCH_NODE_CPU_PROF_DIR (dev nodes write CPU profiles there).
+ * BENCH_NODE_CPU_PROF_DIR (dev nodes write CPU profiles there), BENCH_JOIN_ACCOUNTS (1000000),
+ * BENCH_JOIN_BLOCKS (2000), BENCH_JOIN_BLOCK_TIME_MS (150), BENCH_JOIN_TXS_PER_BLOCK (100),
+ * BENCH_JOIN_SNAPSHOT_INTERVAL (0: the blocks), BENCH_JOIN_BUILD_MAX_S (900),
+ * BENCH_JOIN_TIMEOUT_S (1200), BENCH_JOIN_LOG_DIR.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -47,6 +52,7 @@ import { killAllSync, ROOT, stopAll } from "./procs.ts";
 import { consensusSimScenarios } from "./consensusSim.ts";
 import { diskScenarios } from "./disk.ts";
 import { executionScenarios } from "./execution.ts";
+import { joinScenarios } from "./join.ts";
 import { networkScenarios } from "./network.ts";
 import { readScenarios } from "./reads.ts";
 import { stateReadScenarios } from "./stateReads.ts";
@@ -68,10 +74,11 @@ if (
   only !== "network" &&
   only !== "execution" &&
   only !== "disk" &&
-  only !== "consensus"
+  only !== "consensus" &&
+  only !== "join"
 ) {
   throw new Error(
-    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network, execution, disk or consensus (unset: all)",
+    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network, execution, disk, consensus or join (unset: all)",
   );
 }
 const settings: Settings = {
@@ -109,6 +116,14 @@ const settings: Settings = {
   execLargeAccounts: envInt("BENCH_EXEC_ACCOUNTS", 1_000_000),
   execCpuProfDir: process.env.BENCH_EXEC_CPU_PROF_DIR,
   simHeights: envInt("BENCH_SIM_HEIGHTS", 10),
+  joinAccounts: envInt("BENCH_JOIN_ACCOUNTS", 1_000_000),
+  joinBlocks: envInt("BENCH_JOIN_BLOCKS", 2_000),
+  joinBlockTimeMs: envInt("BENCH_JOIN_BLOCK_TIME_MS", 150),
+  joinTxsPerBlock: envInt("BENCH_JOIN_TXS_PER_BLOCK", 100),
+  joinSnapshotInterval: envInt("BENCH_JOIN_SNAPSHOT_INTERVAL", 0),
+  joinBuildMaxS: envInt("BENCH_JOIN_BUILD_MAX_S", 900),
+  joinTimeoutS: envInt("BENCH_JOIN_TIMEOUT_S", 1_200),
+  joinLogDir: process.env.BENCH_JOIN_LOG_DIR,
 };
 const RESULTS = join(ROOT, "bench/results/latest.json");
 const log = (message: string) => console.error(`[bench] ${message}`);
@@ -180,6 +195,7 @@ try {
   if (runs("execution")) results.push(...(await executionScenarios(ctx)));
   if (runs("disk")) results.push(...(await diskScenarios(ctx)));
   if (runs("consensus")) results.push(...(await consensusSimScenarios(ctx)));
+  if (runs("join")) results.push(...(await joinScenarios(ctx)));
 } catch (error) {
   // After Ctrl-C the children die under the running step: that failure is expected, not news.
   if (!interrupted) throw error;
