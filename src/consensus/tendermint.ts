@@ -358,6 +358,7 @@ export class TendermintEngine {
       return;
     }
     const round = this.round;
+    const stepBefore = this.step;
     const proposal = this.proposals.get(round);
     if (this.step === "propose" && proposal !== undefined) this.prevoteOnProposal(proposal, votes);
     // A timeout is for the height and round it was set in (captured here, not read when it fires:
@@ -391,6 +392,10 @@ export class TendermintEngine {
         this.after(this.voteTimeout(round), () => this.onTimeoutPrecommit(height, round)),
       );
     }
+    // Our own votes are messages too: the prevote we just cast may make the polka, the precommit
+    // the +2/3 that decides (a validator with most of the stake, or alone). The step only moves
+    // forward within a round, so this recursion ends.
+    if (this.step !== stepBefore && this.height === height && this.round === round) await this.evaluate();
   }
 
   /** Lines 22–33 of the paper: prevote the round's proposal, or nil. */

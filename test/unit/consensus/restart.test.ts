@@ -88,14 +88,13 @@ describe("a validator restarted mid-height (consensus amnesia)", () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
   const [validator] = deriveAccounts("test test test test test test test test test test test junk", 1);
 
-  // The nth message of that type at the height. A one-validator engine decides at the precommit
-  // timeout, which starts the next round: it signs that round's proposal before committing, so
-  // the second proposal comes after its precommit of round 0.
+  // The nth message of that type at the height. A one-validator engine decides in round 0 on its
+  // own precommit (a second round, and so a second proposal, happened only while it waited for a
+  // precommit timeout before deciding: fixed, see the lone-validator scenario).
   const crashes = [
     { type: "proposal", nth: 1 },
     { type: "prevote", nth: 1 },
     { type: "precommit", nth: 1 },
-    { type: "proposal", nth: 2 },
   ] as const;
   for (const { type, nth } of crashes) {
     it(`commits the block it had signed for, after a crash right after sending ${type} ${nth} of the height`, async () => {

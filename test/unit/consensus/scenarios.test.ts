@@ -86,6 +86,20 @@ describe("Tendermint scenarios on a manual clock (Algorithm 1)", () => {
       assert.equal(s.ourProposals().length, ours ? 1 : 0, "round 0 of height 2 began");
     }));
 
+  it("a lone validator decides on its own votes at once, each height one block time apart (no vote timeout)", () =>
+    // Its own prevote makes the polka and its own precommit the +2/3: the rules must be evaluated
+    // again after its own votes, not only when a peer's vote or a timeout arrives (a lone validator
+    // otherwise made one block per timeoutPrecommit).
+    play({ stakes: [1_000] }, async (s) => {
+      const started = s.clock.now();
+      const elapsed = await s.runUntil("three heights", () => s.committed.length >= 3);
+      assert.equal(s.committed.length, 3);
+      for (const [i, { commit }] of s.committed.entries())
+        assert.equal(commit.round, 0, `height ${i + 1}: round 0`);
+      // Height 1 starts at once (start() let the block time pass); each later one a block time on.
+      assert.equal(elapsed, 2 * T.commitMs, `took ${s.clock.now() - started} ms of simulated time`);
+    }));
+
   it("locks on a polka and refuses to prevote another value in a later round (lines 22-27, 36-41)", () =>
     play({ us: proposesNoneBelow(2) }, async (s) => {
       const { hash } = await lockInRoundZero(s);
