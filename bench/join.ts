@@ -23,9 +23,9 @@
  *     state-synced node block-syncs everything after its snapshot, so going second would add the
  *     first join's blocks to its work; replay goes through all blocks anyway, and the few hundred
  *     empty ones made meanwhile are reported (`replayHead` against `blocks`).
- *  Known limit (2026-11-26, docs/performance.md "Joining"): a snapshot's manifest embeds the
- *  genesis, so above about 55,000 genesis accounts (genesis.json over the 4 MiB p2p manifest
- *  bound) no snapshot is offered and the state-sync join fails after 300 s; the bench then stops.
+ *  Its first run at the default sizes found that a snapshot's manifest held the whole genesis
+ *  (over the manifest limits past about 55,000 genesis accounts, so nothing was offered); the
+ *  genesis now travels as chunks (docs/decisions/010). If a join fails, the bench stops there.
  *  Each joined node is stopped after its measurement (the two never run at once); its peak RSS is
  *  VmHWM from /proc (Linux; it counts LMDB's mapped pages it touched).
  */
