@@ -193,7 +193,7 @@ export class StateSync {
     candidate: Candidate,
     nextTrieId: number,
   ): Promise<{ manifest: SnapshotManifest; restore: SnapshotRestore }> {
-    const { manifest, peers } = await this.trustedManifestOf(candidate);
+    const { manifest, peers, from } = await this.trustedManifestOf(candidate);
     const assembler = await this.fetchChunks(manifest, peers);
     this.progress({
       phase: "rebuilding",
@@ -206,9 +206,10 @@ export class StateSync {
       return { manifest, restore: assembler.finish(nextTrieId) };
     } catch (error) {
       if (!(error instanceof SnapshotError)) throw error;
-      // Every chunk matched the manifest, which the trusted chain vouched for: whoever made that
-      // manifest lied about the state (not possible without breaking keccak, but not assumed).
-      for (const peer of peers) this.source.penalize(peer, `snapshot ${manifest.height}: ${error.message}`);
+      // Every chunk matched the manifest, whose block the trusted chain vouched for: the manifest's
+      // chunk list (or its validator sets) lied about the state. Its server is at fault, not the
+      // peers that served chunks matching it.
+      this.source.penalize(from, `snapshot ${manifest.height}: ${error.message}`);
       throw new CandidateFailed(error.message);
     }
   }
@@ -220,7 +221,7 @@ export class StateSync {
    */
   private async trustedManifestOf(
     candidate: Candidate,
-  ): Promise<{ manifest: SnapshotManifest; peers: string[] }> {
+  ): Promise<{ manifest: SnapshotManifest; peers: string[]; from: string }> {
     const peers = [...candidate.peers.keys()];
     for (const manifest of this.manifestsOf(candidate, peers)) {
       const { value, peer } = await manifest;
@@ -234,7 +235,7 @@ export class StateSync {
       });
       try {
         await this.checkTrust(value);
-        return { manifest: value, peers };
+        return { manifest: value, peers, from: peer };
       } catch (error) {
         if (!(error instanceof CandidateFailed)) throw error;
         this.options.log("warn", "state sync: a peer's manifest is not the trusted chain's", {
