@@ -47,16 +47,15 @@ export {
   manifestHash,
   SNAPSHOT_FORMAT,
   SNAPSHOT_VERSION,
-  SnapshotAssembler,
   type SnapshotChunkInfo,
   SnapshotError,
   type SnapshotErrorCode,
   type SnapshotManifest,
-  type SnapshotRestore,
   snapshotTxs,
   snapshotValidatorSets,
   unorderedLookbackMs,
 } from "./snapshot.ts";
+export { SnapshotAssembler, type SnapshotRestore } from "./snapshotRestore.ts";
 export {
   checkSnapshotTrust,
   type LinkedBlock,
