@@ -217,7 +217,7 @@ export async function restoreSnapshotFile(home: string, file: string): Promise<R
         const same =
           head === manifest.height &&
           store.getBlock(head)?.hash === manifest.block_hash &&
-          store.getMeta("states_from") === manifest.height;
+          store.statesFrom() === manifest.height;
         if (!same || hasGenesis) {
           throw new Error(
             `${home} already holds chain data (head ${head}); restore needs a home without data (a new --home)`,

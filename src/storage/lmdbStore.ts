@@ -41,7 +41,6 @@ export interface StoreSnapshotView {
   readonly head: number | undefined;
   getBlock(number: number): StoredBlock | undefined;
   getConfirmedTx(hash: string): ConfirmedTx | undefined;
-  getMeta(key: string): number | undefined;
   /** Every state leaf, in key order. */
   leaves(): Iterable<readonly [string, JsonValue]>;
   /** Every stored validator set change, by height. */
@@ -118,11 +117,6 @@ export class LmdbStore implements ChainStore {
   getBlock(number: number): StoredBlock | undefined {
     if (!Number.isSafeInteger(number) || number < 0 || number > 0xffffffff) return undefined;
     return this.blocks.get(number);
-  }
-
-  /** A number kept in `meta` (schema.ts lists the keys). */
-  getMeta(key: string): number | undefined {
-    return this.meta.get(key);
   }
 
   getBlockNumber(hash: string): number | undefined {
@@ -327,7 +321,6 @@ export class LmdbStore implements ChainStore {
       head: this.meta.get("head", at),
       getBlock: (number) => this.blocks.get(number, at),
       getConfirmedTx: (hash) => this.txs.get(hash, at),
-      getMeta: (key) => this.meta.get(key, at),
       leaves: () => this.state.getRange({ transaction }).map(({ key, value }) => [key, value] as const),
       validatorSetChanges: () =>
         this.validatorSets

@@ -119,8 +119,8 @@ describe("snapshot format (src/chain/snapshot.ts, src/node/snapshotFile.ts)", ()
           await restored.open();
           assert.equal(restored.head().hash, chain.head().hash);
           assert.equal(target.getBlock(1), undefined, "no block below the snapshot");
-          assert.equal(target.getMeta("blocks_from"), 3);
-          assert.equal(target.getMeta("states_from"), 3);
+          assert.equal(target.blocksFrom(), 3);
+          assert.equal(target.statesFrom(), 3);
           for (const account of ACCOUNTS) {
             assert.equal(
               balanceOf(target, account.address),
