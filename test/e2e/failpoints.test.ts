@@ -10,6 +10,7 @@ import { devAccounts, loadGenesis } from "../../src/node/index.ts";
 import {
   BlockWatcher,
   type CrashableNode,
+  devNodeArgs,
   checkAcknowledged,
   checkFinalChain,
   checkSeenBlocks,
@@ -83,10 +84,7 @@ async function runDevFailpoints(
   let node: CrashableNode | undefined;
   try {
     const port = await freePort();
-    const args = (blockTimeMs: number) => [
-      ...["dev", "--home", home, "--rpc-port", String(port)],
-      ...["--block-time", String(blockTimeMs), "--log-level", "warn"],
-    ];
+    const args = (blockTimeMs: number) => devNodeArgs(home, port, blockTimeMs);
     // A restart with an hour's block time makes no block: the checks see exactly what survived.
     const QUIET = 3_600_000;
     const accounts = devAccounts();

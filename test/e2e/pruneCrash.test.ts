@@ -10,6 +10,7 @@ import { LmdbStore } from "../../src/storage/index.ts";
 import {
   type BlockJson,
   type CrashableNode,
+  devNodeArgs,
   exitWithin,
   readBlocks,
   spawnCrashable,
@@ -61,10 +62,7 @@ it("kill -9 inside pruning, at each prune failpoint: restart consistent, pruning
   let node: CrashableNode | undefined;
   try {
     const port = await freePort();
-    const args = (blockTimeMs: number) => [
-      ...["dev", "--home", home, "--rpc-port", String(port)],
-      ...["--block-time", String(blockTimeMs), "--log-level", "warn"],
-    ];
+    const args = (blockTimeMs: number) => devNodeArgs(home, port, blockTimeMs);
     const accounts = devAccounts();
     const senders = accounts.slice(1, 5);
     const recipient = (accounts[9] as DerivedAccount).address;

@@ -9,6 +9,7 @@ import { Chain } from "../../src/chain/index.ts";
 import { createSnapshot, devAccounts, loadGenesis, restoreSnapshot } from "../../src/node/index.ts";
 import { NO_TEST_FAULTS } from "../../src/faults/index.ts";
 import { LmdbStore } from "../../src/storage/index.ts";
+import { devNodeArgs } from "../helpers/crash.ts";
 import { openSnapshotFile } from "../../src/node/snapshotFile.ts";
 import { freePort, launchNode, type NodeProcess, rpc, spawnNode } from "../helpers/process.ts";
 import { signTx, startTestNode, transferBody, waitFor } from "../helpers/testNode.ts";
@@ -102,10 +103,7 @@ async function headOf(home: string): Promise<number> {
   }
 }
 
-const devArgs = (home: string, port: number, blockTimeMs = 50) => [
-  ...["dev", "--home", home, "--rpc-port", String(port)],
-  ...["--block-time", String(blockTimeMs), "--log-level", "warn"],
-];
+const devArgs = (home: string, port: number, blockTimeMs = 50) => devNodeArgs(home, port, blockTimeMs);
 
 describe("snapshots (chain-node snapshot create / restore)", () => {
   const root = mkdtempSync(join(tmpdir(), "chain-node-snapshot-"));

@@ -94,6 +94,12 @@ export async function spawnCrashable(
   return node;
 }
 
+/** `chain-node dev` on `home`, serving RPC on `port`, making a block every `blockTimeMs` when asked. */
+export const devNodeArgs = (home: string, port: number, blockTimeMs: number): string[] => [
+  ...["dev", "--home", home, "--rpc-port", String(port)],
+  ...["--block-time", String(blockTimeMs), "--log-level", "warn"],
+];
+
 /** Waits for a process to exit, failing with `what` after `timeoutMs`. */
 export async function exitWithin(node: CrashableNode, timeoutMs: number, what: string): Promise<Exit> {
   let timer: NodeJS.Timeout | undefined;
