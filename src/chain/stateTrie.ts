@@ -27,6 +27,8 @@ export interface TrieWrite {
    * deletes them once the parent's state is no longer kept (docs/decisions/011-pruning.md).
    */
   retired: readonly number[];
+  /** The committed root this write builds on (absent on the empty trie): what it retires, if it changed. */
+  parent?: { hash: string; id: number };
 }
 
 /**
@@ -37,12 +39,15 @@ export interface TrieWrite {
  */
 export class StateTrie {
   private readonly trie: MerkleTrie;
+  /** The root as stored (hex and node id); undefined for the empty trie. */
+  private committedRoot: { hash: string; id: number } | undefined;
 
   /** Opens the trie at a committed root (hex with 0x; none or the empty root: empty). */
   constructor(nodes: TrieNodeReader, rootHex?: string) {
     const empty = rootHex === undefined || rootHex === EMPTY_ROOT;
     const rootId = empty ? undefined : nodes.getTrieRoot(rootHex);
     if (!empty && rootId === undefined) throw new Error(`state root ${rootHex} is not in the store`);
+    if (rootId !== undefined && rootHex !== undefined) this.committedRoot = { hash: rootHex, id: rootId };
     this.trie = new MerkleTrie(
       { nodeById: (id) => nodes.getTrieNode(id) },
       { hash: keccak256 },
@@ -67,11 +72,13 @@ export class StateTrie {
 
   /** What the block must store with itself: the trie's new nodes and its root. */
   pendingWrite(): TrieWrite {
-    return trieWrite(this.trie.newNodes());
+    const write = trieWrite(this.trie.newNodes());
+    return this.committedRoot === undefined ? write : { ...write, parent: this.committedRoot };
   }
 
   /** Called after the block (and its trie write) is durably stored. */
   markCommitted(): void {
+    this.committedRoot = trieWrite(this.trie.newNodes()).root;
     this.trie.markCommitted();
   }
 

@@ -286,16 +286,14 @@ export class LmdbStore implements ChainStore {
   }
 
   /**
-   * Notes what `write`'s block retired from the trie (read before its root entry is written: an
-   * empty block keeps its parent's root, which then retires nothing).
+   * Notes what `write`'s block retired from the trie: its nodes, and its parent's root entry when
+   * the root changed (an empty block keeps its parent's root, which then retires nothing).
    */
   private recordRetired(write: BlockWrite): void {
     const { block, trie } = write;
-    const parentRoot = this.blocks.get(block.header.number - 1)?.header.state_root;
     const entry: RetiredEntry = { ids: packIds(trie.retired) };
-    if (parentRoot !== undefined && parentRoot !== block.header.state_root) {
-      const rootId = this.trieRoots.get(parentRoot);
-      if (rootId !== undefined) Object.assign(entry, { root: parentRoot, rootId });
+    if (trie.parent !== undefined && trie.parent.hash !== trie.root?.hash) {
+      Object.assign(entry, { root: trie.parent.hash, rootId: trie.parent.id });
     }
     if (entry.ids.length > 0 || entry.root !== undefined) this.trieRetired.put(block.header.number, entry);
   }
