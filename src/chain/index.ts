@@ -63,6 +63,14 @@ export {
   type TrustCheck,
   trustRange,
 } from "./snapshotTrust.ts";
+export {
+  type LeafProof,
+  type StateHistoryStore,
+  type StateReadLimits,
+  StateReads,
+  StateUnavailableError,
+  type ValueProof,
+} from "./stateReads.ts";
 export { StateTrie, type TrieNodeReader, type TrieWrite } from "./stateTrie.ts";
 export {
   isQuorum,
@@ -79,6 +87,7 @@ export {
   type TxVerifyOptions,
   verifySignedTx,
 } from "./transaction.ts";
+export { normalizeReadPath, readValue, TooManyLeavesError } from "./valueRead.ts";
 export type {
   BlockHeader,
   Commit,
