@@ -13,7 +13,14 @@ export {
   signatureJobOf,
   signatureProves,
 } from "./blockCheck.ts";
-export { type BlockWrite, Chain, type ChainStore, type ExecutedBlock, genesisBlockHash } from "./chain.ts";
+export {
+  type BlockWrite,
+  Chain,
+  type ChainStore,
+  type ExecutedBlock,
+  genesisBlockHash,
+  type StateChangeEvent,
+} from "./chain.ts";
 export { type CommitCheck, precommitVote, signVote, verifyCommit } from "./commit.ts";
 export {
   EXEC_FAILURE_CODES,

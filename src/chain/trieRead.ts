@@ -86,7 +86,7 @@ function sameNibbles(path: Uint8Array, nibbles: Uint8Array, at: number): boolean
 }
 
 /** A node a kept state reaches is not in the store: the state was pruned meanwhile, or the store is damaged. */
-export class MissingTrieNodeError extends Error {
+class MissingTrieNodeError extends Error {
   constructor(id: number) {
     super(`trie node ${id} is not in the store`);
     this.name = "MissingTrieNodeError";

@@ -278,9 +278,12 @@ export class ChainNode {
         options: options.rpc,
         committed: chain.committed,
         admitted: admission.admitted,
+        stateChanged: chain.stateChanged,
         source: {
           getConfirmedTx: (hash) => store.getConfirmedTx(hash),
           getPending: (hash) => admission.pool.get(hash),
+          headValue: (path) => stateReads.value(path),
+          headNumber: () => chain.head().header.number,
         },
         log,
       });

@@ -89,7 +89,7 @@ export const STATE_READ_ERRORS: readonly MethodErrorDoc[] = [
     message:
       "the subtree at ref holds more leaves than one answer carries (data.limit); read a narrower path",
     detail:
-      "The subtree holds more leaves than `rpc.max_value_leaves` (chain_getValue) or `rpc.max_proof_leaves` (chain_getProof), given as `data.limit`; read a narrower path. Also as for every method: the serialized result exceeds `rpc.max_response_bytes`.",
+      "The subtree holds more leaves than `rpc.max_value_leaves` (chain_getValue) or `rpc.max_proof_leaves` (chain_getProof), given as `data.limit`; read a narrower path.",
   },
 ];
 
