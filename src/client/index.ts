@@ -11,11 +11,13 @@
  *   const hash = await client.wallet(privateKey).transfer(to, 100);
  *   const tx = await client.waitForTransaction(hash);
  *
- * Proofs: `verifyProof(stateRoot, proofResult)` checks a chain_getProof answer. Its files
- * (proof.ts, trieProof.ts, rlp.ts, bytes.ts, ref.ts) use no Node-only API, for bundling into a
- * browser page.
+ * Proofs: `verifyProof(stateRoot, proofResult)` checks a chain_getProof answer, and
+ * `client.getVerifiedValue(ref, { trusted_block_hash })` reads a value proven to be in a block's
+ * state (docs/client.md, "Verified reads"). Their files (proof.ts, trieProof.ts, rlp.ts,
+ * bytes.ts, ref.ts, blockHash.ts) use no Node-only API, for bundling into a browser page.
  */
 export type { BatchEntry, BatchResults } from "./batch.ts";
+export { hashBlockHeader } from "./blockHash.ts";
 export { type Client, type ConnectOptions, connect } from "./client.ts";
 export {
   ClientError,
@@ -68,6 +70,7 @@ export type {
   TransactionResult,
   ValueQuery,
 } from "./types.ts";
+export type { VerifiedReadOptions, VerifiedValue } from "./verifiedRead.ts";
 export {
   DEFAULT_POLL_MS,
   DEFAULT_WAIT_TIMEOUT_MS,
