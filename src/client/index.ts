@@ -14,7 +14,8 @@
  * Proofs: `verifyProof(stateRoot, proofResult)` checks a chain_getProof answer, and
  * `client.getVerifiedValue(ref, { trusted_block_hash })` reads a value proven to be in a block's
  * state (docs/client.md, "Verified reads"). Their files (proof.ts, trieProof.ts, rlp.ts,
- * bytes.ts, ref.ts, blockHash.ts) use no Node-only API, for bundling into a browser page.
+ * bytes.ts, ref.ts, blockHash.ts, verifiedRead.ts) use no Node-only API, for bundling into a
+ * browser page.
  */
 export type { BatchEntry, BatchResults } from "./batch.ts";
 export { hashBlockHeader } from "./blockHash.ts";
@@ -70,7 +71,7 @@ export type {
   TransactionResult,
   ValueQuery,
 } from "./types.ts";
-export type { VerifiedReadOptions, VerifiedValue } from "./verifiedRead.ts";
+export { getVerifiedValue, type VerifiedReadOptions, type VerifiedValue } from "./verifiedRead.ts";
 export {
   DEFAULT_POLL_MS,
   DEFAULT_WAIT_TIMEOUT_MS,

@@ -25,13 +25,14 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const ESBUILD = join(REPO, "node_modules/.bin/esbuild");
 
 const ENTRY = `
-import { hashBlockHeader, ProofVerificationError, verifyProof } from ${JSON.stringify(join(REPO, "src/client/index.ts"))};
-globalThis.verifier = { hashBlockHeader, ProofVerificationError, verifyProof };
+import { getVerifiedValue, hashBlockHeader, ProofVerificationError, verifyProof } from ${JSON.stringify(join(REPO, "src/client/index.ts"))};
+globalThis.verifier = { getVerifiedValue, hashBlockHeader, ProofVerificationError, verifyProof };
 `;
 
 interface BundledVerifier {
   verifyProof(stateRoot: string, result: ProofResult): unknown;
   hashBlockHeader(header: unknown): string;
+  getVerifiedValue(methods: unknown, ref: string, options: unknown): Promise<{ value: unknown }>;
 }
 
 describe("the verifier in a browser bundle", () => {
@@ -98,6 +99,17 @@ describe("the verifier in a browser bundle", () => {
       size: 2,
     };
     const { hashBlockHeader } = await import("../../src/client/index.ts");
-    assert.equal(verifier.hashBlockHeader(header), hashBlockHeader({ ...header, hash: "", validators: [] }));
+    const hash = hashBlockHeader({ ...header, hash: "", validators: [] });
+    assert.equal(verifier.hashBlockHeader(header), hash);
+
+    // The whole verified read, with the page's own calls to the node in place of connect().
+    const block = { ...header, hash, validators: [], transactions: [] };
+    const methods = {
+      getBlockByHash: async () => block,
+      getBlockByNumber: async () => block,
+      getProof: async () => ({ ...result, block_number: 0, block_hash: hash }),
+    };
+    const read = await verifier.getVerifiedValue(methods, ref, { trusted_block_hash: hash });
+    assert.equal(read.value, "ann");
   });
 });
