@@ -56,6 +56,8 @@ export type {
   Transaction,
   TransactionBody,
   TransactionResult,
+  TransactionsByAddressParams,
+  TransactionsPage,
 } from "./types.ts";
 export {
   DEFAULT_POLL_MS,
