@@ -5,6 +5,7 @@ import { balanceCommand } from "./commands/balance.ts";
 import { configCommand } from "./commands/config.ts";
 import { devCommand } from "./commands/dev.ts";
 import { exportCommand } from "./commands/export.ts";
+import { historyCommand } from "./commands/history.ts";
 import { importCommand } from "./commands/import.ts";
 import { initCommand } from "./commands/init.ts";
 import { keysCommand } from "./commands/keys.ts";
@@ -29,6 +30,7 @@ const program = new Command("chain-node")
   .addCommand(snapshotCommand())
   .addCommand(txCommand())
   .addCommand(balanceCommand())
+  .addCommand(historyCommand())
   .addCommand(versionCommand());
 
 try {
