@@ -33,6 +33,8 @@ export interface HistoryFillResult {
   entries: number;
   fillS: number;
   dataMiB: number;
+  /** The history index's share of it. */
+  indexMiB: number;
   /** The schema-6 upgrade's rebuild of every entry from the stored blocks. */
   rebuildS: number;
   /** Entries of each hot account. */
@@ -50,13 +52,21 @@ export interface HistoryFillResult {
 const ARCHIVE = { retainStates: 0, retainBlocks: 0 };
 const log = (message: string) => console.error(`[history fill] ${message}`);
 
-function countEntries(dir: string): number {
+/** The index's entries, and its B-tree's size in MiB (branch, leaf and overflow pages). */
+function indexSize(dir: string): { entries: number; mib: number } {
   const raw = open({ path: dir, compression: false, readOnly: true });
-  const count = raw
+  const stats = raw
     .openDB({ name: DATABASES.txByAddress, keyEncoding: "binary", encoding: "binary" })
-    .getCount();
+    .getStats() as {
+    entryCount: number;
+    pageSize: number;
+    treeBranchPageCount: number;
+    treeLeafPageCount: number;
+    overflowPages: number;
+  };
   void raw.close();
-  return count;
+  const pages = stats.treeBranchPageCount + stats.treeLeafPageCount + stats.overflowPages;
+  return { entries: stats.entryCount, mib: Math.round((pages * stats.pageSize) / 2 ** 20) };
 }
 
 const spec = JSON.parse(process.argv[2] ?? "") as HistoryFillSpec;
@@ -69,12 +79,25 @@ const blocks = await fillStore(store, spec.txs, spec.txsPerBlock, (number) => {
 const fillS = (performance.now() - started) / 1000;
 const { pages, pageSize } = store.usedPages();
 await store.close();
-const entries = countEntries(spec.dir);
+const { entries, mib: indexMiB } = indexSize(spec.dir);
 log(`${spec.txs} transactions in ${blocks} blocks, ${entries} entries, ${fillS.toFixed(1)} s`);
 
-// As a schema-5 node left it: no index. Opening it rebuilds the index from the blocks.
+// As a schema-5 node left it: no index. Opening it rebuilds the index from the blocks. Emptied
+// a slice at a time: dropping two million entries in one transaction tripped an assertion in
+// lmdb-js's page allocator (mdb_freelist_save, lmdb 3.5.6, 2026-11-26).
 const raw = open({ path: spec.dir, compression: false });
-await raw.openDB({ name: DATABASES.txByAddress, keyEncoding: "binary", encoding: "binary" }).drop();
+const index = raw.openDB<Uint8Array, Uint8Array>({
+  name: DATABASES.txByAddress,
+  keyEncoding: "binary",
+  encoding: "binary",
+});
+for (;;) {
+  const keys = [...index.getKeys({ limit: 50_000 })];
+  if (keys.length === 0) break;
+  raw.transactionSync(() => {
+    for (const key of keys) index.remove(key);
+  });
+}
 await raw.openDB<number, string>({ name: DATABASES.meta }).put("schema_version", 5);
 await raw.close();
 started = performance.now();
@@ -131,7 +154,8 @@ for (let i = 0; i < spec.samples; i++) {
   times.lookups25.push(timeUs(() => hashes.map((hash) => byHash({ hash }))));
 }
 await store.close();
-if (countEntries(spec.dir) !== entries) throw new Error("the rebuilt index differs from the one written");
+if (indexSize(spec.dir).entries !== entries)
+  throw new Error("the rebuilt index differs from the one written");
 
 const quantiles = (values: number[]): Quantiles => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -143,6 +167,7 @@ const result: HistoryFillResult = {
   entries,
   fillS,
   dataMiB: Math.round((pages * pageSize) / 2 ** 20),
+  indexMiB,
   rebuildS,
   hotEntries,
   inProcessUs: {
