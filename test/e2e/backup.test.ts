@@ -104,6 +104,19 @@ const READS: Record<string, (c: Corpus) => unknown[]> = {
       { address, limit: 2 },
       { address, from_block: 2, to_block: 4 },
     ]),
+  // Import re-executes every block and backup copies the trie: every kept state reads and proves alike.
+  chain_getValue: (c) => [
+    { ref: "/account" },
+    ...c.addresses.flatMap((address) =>
+      c.hashes.map((_, block_number) => ({ ref: `/account/${address}`, block_number })),
+    ),
+  ],
+  chain_getProof: (c) =>
+    c.addresses.flatMap((address) => [
+      { ref: `/account/${address}/balance` },
+      { ref: `/account/${address}`, block_number: 1 },
+      { ref: `/users/${address}/nothing`, block_number: c.head },
+    ]),
   net_listening: () => [undefined],
   net_nodeInfo: () => [undefined],
   net_peerCount: () => [undefined],
