@@ -3,18 +3,25 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { HttpHandler } from "../rpc/index.ts";
 
 /**
- * The block explorer (src/explorer/): three static files served on the RPC port. The page talks
- * to the node only through the public JSON-RPC (POST /) and the WebSocket (/ws), exactly as any
- * other client would, so it needs nothing from the node but these files.
+ * The block explorer (src/explorer/): static files served on the RPC port. The page talks to the
+ * node only through the public JSON-RPC (POST /) and the WebSocket (/ws), exactly as any other
+ * client would, so it needs nothing from the node but these files.
  */
 
 const ASSET_DIR = new URL("../explorer/", import.meta.url);
+const JAVASCRIPT = "text/javascript; charset=utf-8";
 
 /** URL path → file in src/explorer/ and its content type. */
 const ASSETS: Readonly<Record<string, readonly [file: string, contentType: string]>> = {
   "/explorer": ["index.html", "text/html; charset=utf-8"],
-  "/explorer/app.js": ["app.js", "text/javascript; charset=utf-8"],
   "/explorer/style.css": ["style.css", "text/css; charset=utf-8"],
+  // The page's ES modules; app.js imports the others.
+  ...Object.fromEntries(
+    ["app.js", "dom.js", "rpc.js", "live.js", "home.js", "chain.js", "account.js"].map((file) => [
+      `/explorer/${file}`,
+      [file, JAVASCRIPT],
+    ]),
+  ),
 };
 
 /**
