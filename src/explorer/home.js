@@ -1,11 +1,17 @@
-/** The home page: the latest blocks' table, following new blocks over the WebSocket (topic newBlocks). */
+/**
+ * The home page: charts of the last blocks and the latest blocks' table, both following new
+ * blocks over the WebSocket (topic newBlocks).
+ */
+import { blockCharts } from "./charts.js";
 import { addressLink, blockLink, h, short, when } from "./dom.js";
 import { rpc, rpcBatch } from "./rpc.js";
 
 /** Blocks in the table. */
 const LATEST = 20;
-/** Blocks the page holds. */
-const HELD = LATEST;
+/** Blocks in the charts (within chain_getBlocks' default range limit of 100, with the one before). */
+const CHART_BLOCKS = 60;
+/** Blocks the page holds: the charted ones and the one before the first, for its interval. */
+const HELD = CHART_BLOCKS + 1;
 
 const blockRow = (block, fresh = false) =>
   h(
@@ -26,8 +32,10 @@ export async function homeView(ctx, live) {
     ["net_chainId"],
     ["net_id"],
   ]);
-  // Ascending and consecutive, at most HELD: what the table starts from.
+  // Ascending and consecutive, at most HELD: what the charts draw and the table starts from.
   let blocks = await blocksBetween(Math.max(0, head - HELD + 1), head);
+  const charts = blockCharts(CHART_BLOCKS);
+  charts.update(blocks);
   const tbody = h(
     "tbody",
     {},
@@ -46,6 +54,7 @@ export async function homeView(ctx, live) {
       headCell,
       ` · chain id ${chainId} · ${networkId === 0 ? "main network" : "test network"} · new blocks appear live`,
     ),
+    charts.element,
     h(
       "table",
       { id: "latest-blocks" },
@@ -69,7 +78,7 @@ export async function homeView(ctx, live) {
   /**
    * A new head. Blocks come in order, but the socket may have missed some (a reconnect replays
    * nothing, and blocks committed before the subscription started were never sent): those are
-   * fetched first, so the table has no hole.
+   * fetched first, so the table has no hole and no interval spans two blocks.
    */
   async function accept(block) {
     const last = blocks.at(-1)?.number ?? -1;
@@ -80,6 +89,7 @@ export async function homeView(ctx, live) {
     for (const fresh of arrived) tbody.prepend(blockRow(fresh, true));
     while (tbody.children.length > LATEST) tbody.lastElementChild.remove();
     headCell.textContent = `#${block.number}`;
+    charts.update(blocks);
   }
 
   // One block at a time: a block that arrives while a gap is being fetched waits for it.

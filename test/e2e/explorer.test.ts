@@ -22,12 +22,37 @@ const OUTPUT = fileURLToPath(new URL("../../test-output/", import.meta.url));
 /** Long enough that a transaction sent right after a block stays pending while the page looks. */
 const BLOCK_TIME_MS = 3_000;
 const WAIT_MS = 10_000;
+/** Blocks in the home page's charts (src/explorer/home.js). */
+const CHART_BLOCKS = 60;
 
 const account = (accounts: readonly DerivedAccount[], index: number): DerivedAccount => {
   const found = accounts[index];
   if (found === undefined) throw new Error(`dev account ${index} is missing`);
   return found;
 };
+
+/** The bars of the transactions chart, left to right. */
+const chartBars = (page: Page): Promise<{ number: number; value: number; height: number }[]> =>
+  page.locator("#chart-txs-svg rect.bar").evaluateAll((rects) =>
+    rects.map((rect) => ({
+      number: Number(rect.getAttribute("data-number")),
+      value: Number(rect.getAttribute("data-value")),
+      height: Number(rect.getAttribute("height")),
+    })),
+  );
+
+/** Each bar's height is its value on one scale (within the 0.1 unit the SVG coordinates are rounded to). */
+function assertProportional(bars: readonly { number: number; value: number; height: number }[]): void {
+  const tallest = bars.reduce((a, b) => (b.value > a.value ? b : a));
+  assert.ok(tallest.height > 0, "the tallest bar has a height");
+  for (const bar of bars) {
+    const expected = (tallest.height * bar.value) / tallest.value;
+    assert.ok(
+      Math.abs(bar.height - expected) <= 0.2,
+      `bar of block ${bar.number}: ${bar.height} ≈ ${expected}`,
+    );
+  }
+}
 
 /** The number shown with thousands separators, as a number. */
 const shownNumber = (text: string | null): number => Number((text ?? "").replaceAll(",", ""));
@@ -69,6 +94,10 @@ describe("explorer (Chromium)", () => {
       port,
     );
     client = connect(node.url);
+    // Three transactions in one block before the page opens: the charts start with two blocks.
+    const sender = client.wallet(account(accounts, 3).privateKey);
+    const sent = await Promise.all([1, 2, 3].map((n) => sender.transfer(account(accounts, 4).address, n)));
+    for (const hash of sent) await client.waitForTransaction(hash, { timeoutMs: WAIT_MS });
     browser = await chromium.launch({ executablePath, args: chromiumArgs(), headless: true });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.setDefaultTimeout(WAIT_MS);
@@ -91,6 +120,38 @@ describe("explorer (Chromium)", () => {
     await page.locator("#live", { hasText: /^live$/ }).waitFor();
   });
 
+  it("charts transactions per block and block intervals: one mark per block, with the latest as text", async () => {
+    const head = await client.getRecentBlockNumber();
+    const blocks = await client.getBlocks({ from: 0, to: head });
+    const bars = await chartBars(page);
+    assert.deepEqual(
+      bars.map((bar) => [bar.number, bar.value]),
+      blocks.slice(-CHART_BLOCKS).map((block) => [block.number, block.transactions.length]),
+      `one bar per block up to #${head}, as high as its transaction count`,
+    );
+    assertProportional(bars);
+    assert.ok(
+      bars.some((bar) => bar.value >= 3),
+      "the block of the three transactions sent before the page opened",
+    );
+    // One interval per pair of consecutive blocks held.
+    assert.equal(
+      await page.locator("#chart-interval-svg circle.point").count(),
+      Math.min(head, CHART_BLOCKS),
+    );
+    assert.match(
+      (await page.locator("#chart-txs-latest").textContent()) ?? "",
+      new RegExp(`block #${head} `),
+    );
+    for (const chart of ["chart-txs", "chart-interval"]) {
+      const labelledBy = await page.locator(`#${chart}-svg`).getAttribute("aria-labelledby");
+      assert.ok(
+        (await page.locator(`#${labelledBy}`).textContent())?.includes("last 60 blocks"),
+        `${chart} caption`,
+      );
+    }
+  });
+
   it("shows a new block in the list as soon as it is committed", async () => {
     firstHash = await client.wallet(alice.privateKey).transfer(bob.address, 12_345);
     const committed = await client.waitForTransaction(firstHash, { timeoutMs: WAIT_MS });
@@ -101,6 +162,25 @@ describe("explorer (Chromium)", () => {
       await row.locator("td").nth(2).textContent(),
       "1",
       `block ${firstBlock} has one transaction`,
+    );
+    // The charts took the block too: a bar of height 1 transaction, and its interval.
+    const bar = page.locator(`#chart-txs-svg rect.bar[data-number="${firstBlock}"]`);
+    await bar.waitFor({ state: "attached" });
+    assert.equal(await bar.getAttribute("data-value"), "1");
+    assert.ok(Number(await bar.getAttribute("height")) > 0, "a transaction makes a visible bar");
+    const [previous, block] = await client.getBlocks({ from: firstBlock - 1, to: firstBlock });
+    const point = page.locator(`#chart-interval-svg circle.point[data-number="${firstBlock}"]`);
+    assert.equal(
+      Number(await point.getAttribute("data-value")),
+      (block?.timestamp ?? 0) - (previous?.timestamp ?? 0),
+    );
+    assert.equal(
+      await page.locator("#chart-txs-svg rect.bar").count(),
+      Math.min(firstBlock + 1, CHART_BLOCKS),
+    );
+    assert.match(
+      (await page.locator("#chart-interval-latest").textContent()) ?? "",
+      new RegExp(`block #${firstBlock} came [\\d,]+ ms after #${firstBlock - 1}`),
     );
     await page.screenshot({ path: join(OUTPUT, "explorer-blocks.png"), fullPage: true });
   });
