@@ -1,8 +1,105 @@
-/** An account: balance, stake, nonce and whether it validates. */
-import { amount, fields, h, notFound } from "./dom.js";
-import { rpcBatch } from "./rpc.js";
+/**
+ * An account: balance, stake and nonce; its transactions, newest first, a page at a time
+ * (chain_getTransactionsByAddress); and the data it wrote under /users/<address> (chain_getValue),
+ * kept current by a "value" subscription.
+ */
+import { transferOf } from "./chain.js";
+import { addressLink, amount, blockLink, failure, fields, h, notFound, table, txLink } from "./dom.js";
+import { jsonTree, stateHref } from "./json.js";
+import { rpc, rpcBatch } from "./rpc.js";
 
-export async function accountView(ctx, _live, address) {
+/** Transactions per history page (the method's default is 25, its maximum 100). */
+const HISTORY_PAGE = 25;
+
+const sameAddress = (a, b) =>
+  typeof a === "string" && typeof b === "string" && a.toLowerCase() === b.toLowerCase();
+
+/** One history row, told from the account's side: what it sent, or a transfer it received. */
+function historyRow(address, tx) {
+  const transfer = transferOf(tx.operation);
+  const sent = sameAddress(tx.address, address);
+  const ok = tx.result?.code === 0;
+  let what;
+  if (transfer === undefined) what = h("span", { class: "mono" }, tx.operation?.ref ?? "");
+  else if (sent) what = ["transfer to ", addressLink(transfer.to)];
+  else what = ["transfer from ", addressLink(tx.address)];
+  return h(
+    "tr",
+    { "data-hash": tx.hash },
+    h("td", {}, blockLink(tx.block_number)),
+    h("td", {}, txLink(tx.hash)),
+    h("td", {}, h("span", { class: `badge ${sent ? "out" : "in"}` }, sent ? "sent" : "received")),
+    h("td", {}, what),
+    h("td", { class: "num" }, transfer === undefined ? "" : `${sent ? "−" : "+"}${amount(transfer.amount)}`),
+    h("td", {}, ok ? "ok" : h("span", { class: "bad" }, `failed: ${tx.result?.reason ?? tx.result?.code}`)),
+  );
+}
+
+/** The history section: the first page now, older pages on "Older". */
+function historySection(address) {
+  const history = table(
+    [["Block"], ["Transaction"], [""], ["Operation"], ["Amount", "num"], ["Result"]],
+    [],
+    {
+      id: "history",
+    },
+  );
+  const tbody = history.tBodies[0];
+  const status = h("p", { class: "muted", id: "history-status" }, "Loading history…");
+  const older = h("button", { type: "button", id: "history-older", hidden: true }, "Older");
+  const section = h("section", { id: "account-history" }, h("h2", {}, "History"), history, status, older);
+  let cursor = null;
+  let shown = 0;
+
+  async function loadPage() {
+    older.disabled = true;
+    try {
+      const params = { address, limit: HISTORY_PAGE };
+      if (cursor !== null) params.cursor = cursor;
+      const page = await rpc("chain_getTransactionsByAddress", params);
+      for (const tx of page.transactions) tbody.append(historyRow(address, tx));
+      shown += page.transactions.length;
+      cursor = page.next_cursor;
+      older.hidden = cursor === null;
+      status.textContent =
+        shown === 0
+          ? "No committed transactions."
+          : `${amount(shown)} transaction${shown === 1 ? "" : "s"} shown, newest first${cursor === null ? "; that is all." : "."}`;
+    } catch (error) {
+      status.replaceWith(failure("Could not load the history", error));
+    } finally {
+      older.disabled = false;
+    }
+  }
+  older.addEventListener("click", () => loadPage());
+  loadPage();
+  return section;
+}
+
+/** The /users/<address> section: the value as a JSON tree, redrawn when a block changes it. */
+function dataSection(address, live, ctx) {
+  const segments = ["users", address];
+  const ref = `/users/${address}`;
+  const body = h("div", { id: "account-data-value" }, h("p", { class: "muted" }, "Loading…"));
+  const draw = (value) =>
+    body.replaceChildren(
+      value === null
+        ? h("p", { class: "muted", "data-state": "empty" }, `Nothing stored under ${ref}.`)
+        : jsonTree(value, segments),
+    );
+  rpc("chain_getValue", { ref }).then(draw, (error) =>
+    body.replaceChildren(failure(`Could not read ${ref}`, error)),
+  );
+  ctx.onLeave(live.subscribe({ topic: "value", ref }, (update) => draw(update.value)));
+  return h(
+    "section",
+    { id: "account-data" },
+    h("h2", {}, "Data ", h("a", { class: "mono small", href: stateHref(segments) }, ref)),
+    body,
+  );
+}
+
+export async function accountView(ctx, live, address) {
   const [balance, stake, nonce, validator] = await rpcBatch([
     ["chain_getBalance", { address }],
     ["chain_getConsensusStakeAmount", { address }],
@@ -22,5 +119,7 @@ export async function accountView(ctx, _live, address) {
       ["Nonce", h("span", { id: "account-nonce" }, String(nonce))],
       ["Validator", h("span", { id: "account-validator" }, validator ? "yes" : "no")],
     ]),
+    dataSection(address, live, ctx),
+    historySection(address),
   );
 }

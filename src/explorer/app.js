@@ -6,17 +6,19 @@
  * written by a transaction (any JSON) cannot become markup. Routes are in the URL hash:
  *   #/                 latest blocks and charts (live)   #/block/<number|hash>   a block
  *   #/tx/<hash>        a transaction (live while pending)
- *   #/address/<addr>   an account                        #/validators            the validator set
+ *   #/address/<addr>   an account, its history and data  #/validators            the validator set
+ *   #/state/<path>     the data tree at a path (?block=N for a past height)
  *   #/search/<text>    resolves to one of the above, or says "not found"
  *
  * Modules: dom.js (elements), rpc.js (HTTP calls), live.js (WebSocket), home.js + charts.js,
- * chain.js (block, transaction, validators, search), account.js.
+ * chain.js (block, transaction, validators, search), account.js, state.js + json.js.
  */
 import { accountView } from "./account.js";
 import { blockView, searchView, txView, validatorsView } from "./chain.js";
 import { h, notFound } from "./dom.js";
 import { homeView } from "./home.js";
 import { LiveFeed } from "./live.js";
+import { stateView } from "./state.js";
 
 const view = document.getElementById("view");
 
@@ -51,6 +53,7 @@ const ROUTES = [
   [/^tx\/(0x[0-9a-fA-F]{64})$/, txView],
   [/^address\/(0x[0-9a-fA-F]{40})$/, accountView],
   [/^validators$/, validatorsView],
+  [/^state(?:\/(.*))?$/, stateView],
   [/^search\/(.*)$/, searchView],
 ];
 

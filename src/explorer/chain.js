@@ -16,6 +16,7 @@ import {
   txLink,
   when,
 } from "./dom.js";
+import { stateHref } from "./json.js";
 import { rpc, rpcBatch } from "./rpc.js";
 
 /** A transfer's destination and amount, read from its path (`/transfer/<from>/<to>/<key>/value`). */
@@ -182,11 +183,15 @@ export async function validatorsView(ctx) {
   );
 }
 
-/** A number is a block, an address an account; a hash is tried as a block, then as a transaction. */
+/**
+ * A number is a block, an address an account, "/…" a path of the data tree; a hash is tried as a
+ * block, then as a transaction.
+ */
 export async function searchView(ctx, _live, text) {
   const query = text.trim();
   if (BLOCK_NUMBER.test(query)) return location.replace(`#/block/${Number(query)}`);
   if (ADDRESS.test(query)) return location.replace(`#/address/${query}`);
+  if (query.startsWith("/")) return location.replace(stateHref(query.split("/").filter((s) => s !== "")));
   if (HASH.test(query)) {
     const block = await rpc("chain_getBlockByHash", { hash: query, getFullTransactions: false });
     if (block !== null) return location.replace(`#/block/${block.number}`);
@@ -196,6 +201,10 @@ export async function searchView(ctx, _live, text) {
   }
   ctx.render(
     h("h1", {}, "Search"),
-    h("p", { class: "notice" }, `"${query}" is not a block number, a 32-byte hash or a 20-byte address.`),
+    h(
+      "p",
+      { class: "notice" },
+      `"${query}" is not a block number, a 32-byte hash, a 20-byte address or a /path.`,
+    ),
   );
 }

@@ -17,9 +17,18 @@ const ASSETS: Readonly<Record<string, readonly [file: string, contentType: strin
   "/explorer/style.css": ["style.css", "text/css; charset=utf-8"],
   // The page's ES modules; app.js imports the others.
   ...Object.fromEntries(
-    ["app.js", "dom.js", "rpc.js", "live.js", "home.js", "charts.js", "chain.js", "account.js"].map(
-      (file) => [`/explorer/${file}`, [file, JAVASCRIPT]],
-    ),
+    [
+      "app.js",
+      "dom.js",
+      "rpc.js",
+      "live.js",
+      "home.js",
+      "charts.js",
+      "chain.js",
+      "account.js",
+      "json.js",
+      "state.js",
+    ].map((file) => [`/explorer/${file}`, [file, JAVASCRIPT]]),
   ),
 };
 
