@@ -6,7 +6,9 @@
  *     third process (bench/loadWorker.ts), 32 connections, 1 s warm-up + 5 s, pipelining 1, node and
  *     baseline alternately, 3 runs each.
  *  1b. state reads (bench/stateReads.ts): `chain_getBalance` of random accounts on a dev node whose
- *     genesis funds 1,000,000 accounts, against the bare server; and that node's RSS.
+ *     genesis funds 1,000,000 accounts, against the bare server; and that node's RSS. Then on that
+ *     node (bench/valueReads.ts): `chain_getValue` of the same balance leaves against
+ *     `chain_getBalance`, and `chain_getProof` times at the node and over HTTP.
  *  2. admission (bench/admission.ts): a second dev node takes pre-signed unordered `/users/<sender>`
  *     writes from fresh keys over 32 connections; the baseline is secp256k1 recovery on one core,
  *     alternating with the admission runs.

@@ -15,6 +15,7 @@ import type { BenchContext } from "./context.ts";
 import { post, runJson, startDevNode } from "./procs.ts";
 import { bodyOfLength, compareReads, startBaselineServer } from "./reads.ts";
 import { type ScenarioResult, series } from "./report.ts";
+import { valueReadScenarios } from "./valueReads.ts";
 
 const BALANCE = 1_000;
 const BODIES = 20_000;
@@ -95,8 +96,15 @@ export async function stateReadScenarios(ctx: BenchContext): Promise<ScenarioRes
       `(anonymous ${rssAfterReads.anon?.toFixed(0)}, file-backed ${rssAfterReads.file?.toFixed(0)}: LMDB's map)`,
   );
   const total = rssAfterReads.total ?? Number.NaN;
+  const valueReads = await valueReadScenarios(
+    ctx,
+    { url: node.url, pid: node.pid, home },
+    bodiesFile,
+    reply.text,
+  );
   return [
     reads,
+    ...valueReads,
     {
       id: "rss-1m",
       title: `RSS of the dev node with ${accounts.toLocaleString("en-US")} accounts, after the reads`,

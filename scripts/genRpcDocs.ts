@@ -277,6 +277,8 @@ async function captureFromBusyNode(
     await record("chain_getConsensusStakeAmount", { address: validator.address });
     await record("chain_getNonce", { address: alice.address });
     await record("chain_isValidator", { address: validator.address });
+    await record("chain_getValue", { ref: `/users/${alice.address}/profile` });
+    await record("chain_getProof", { ref: `/users/${alice.address}/profile/name`, block_number: head });
     for (const method of [
       "net_listening",
       "net_nodeInfo",
@@ -896,6 +898,13 @@ function renderDocument(captured: Captured): string {
     "- `net_chainId` returns the chain id transactions must be signed for: a client cannot sign",
     "  without it.",
     '- `chain_getTransactionByHash` also finds pending transactions (with `status: "PENDING"`).',
+    "- The data tree can be read back and proven (DESIGN.md §12): `chain_getValue` reads the JSON",
+    "  value at a path at the head or at any height the node keeps; `chain_getProof` returns it",
+    "  with the trie nodes that prove it (or its absence) against that block's `state_root`: a",
+    "  standard Ethereum Merkle proof (key `keccak256(utf8(ref))`, value `utf8(canonical JSON)`),",
+    "  which `verifyProof` in `chain-node/client` and any Merkle-Patricia library check. For a",
+    "  subtree each leaf comes with its own proof; those show each leaf is in the state, not that no",
+    "  other leaf exists below the path (keys are hashed, so the trie cannot show completeness).",
     "",
     "## Data shapes",
     "",

@@ -73,6 +73,12 @@ export interface ChainStore extends StateReader, TrieNodeReader {
   commitTogether?<T>(items: readonly T[], step: (item: T) => Promise<boolean>): Promise<number>;
 }
 
+/** The leaf paths a committed block wrote. */
+export interface StateChangeEvent {
+  block: StoredBlock;
+  paths: readonly string[];
+}
+
 /** A block that has been executed against the head state but not committed. */
 export interface ExecutedBlock {
   header: BlockHeader;
@@ -99,6 +105,12 @@ export class Chain {
   private busy = false;
   /** Told of every block after it is stored and became the head (RPC subscriptions, metrics). */
   readonly committed = new Listeners<StoredBlock>();
+  /**
+   * Told, right after `committed`, of the leaf paths each block wrote (RPC's "value"
+   * subscriptions). A path may be listed that held nothing before or after (SET_VALUE clears
+   * its target before writing it): listeners compare values, not paths.
+   */
+  readonly stateChanged = new Listeners<StateChangeEvent>();
 
   constructor(store: ChainStore, genesis: Genesis) {
     this.store = store;
@@ -282,6 +294,7 @@ export class Chain {
       this.headBlock = block;
       failpoint("commit.afterHeadUpdate");
       this.committed.emit(block);
+      if (this.stateChanged.size > 0) this.stateChanged.emit({ block, paths: [...executed.changes.keys()] });
       return block;
     } catch (error) {
       this.trie.discard();

@@ -13,7 +13,14 @@ export {
   signatureJobOf,
   signatureProves,
 } from "./blockCheck.ts";
-export { type BlockWrite, Chain, type ChainStore, type ExecutedBlock, genesisBlockHash } from "./chain.ts";
+export {
+  type BlockWrite,
+  Chain,
+  type ChainStore,
+  type ExecutedBlock,
+  genesisBlockHash,
+  type StateChangeEvent,
+} from "./chain.ts";
 export { type CommitCheck, precommitVote, signVote, verifyCommit } from "./commit.ts";
 export {
   EXEC_FAILURE_CODES,
@@ -63,6 +70,14 @@ export {
   type TrustCheck,
   trustRange,
 } from "./snapshotTrust.ts";
+export {
+  type LeafProof,
+  type StateHistoryStore,
+  type StateReadLimits,
+  StateReads,
+  StateUnavailableError,
+  type ValueProof,
+} from "./stateReads.ts";
 export { StateTrie, type TrieNodeReader, type TrieWrite } from "./stateTrie.ts";
 export {
   isQuorum,
@@ -79,6 +94,7 @@ export {
   type TxVerifyOptions,
   verifySignedTx,
 } from "./transaction.ts";
+export { normalizeReadPath, readValue, TooManyLeavesError } from "./valueRead.ts";
 export type {
   BlockHeader,
   Commit,

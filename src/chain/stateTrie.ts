@@ -118,4 +118,4 @@ const trieWrite = ({
     : { nodes: records, root: { hash: bytesToHex(root.hash), id: root.id }, retired };
 
 /** keccak256(rlp("")): the root of the empty trie. */
-const EMPTY_ROOT = "0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421";
+export const EMPTY_ROOT = "0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421";

@@ -1,4 +1,4 @@
-import type { Listeners, StoredBlock, Tx } from "../chain/index.ts";
+import type { Listeners, StateChangeEvent, StoredBlock, Tx } from "../chain/index.ts";
 import {
   type RpcServer,
   type RpcServerOptions,
@@ -22,6 +22,7 @@ export function attachLiveUpdates(parts: {
   rpc: RpcServer;
   options: RpcServerOptions;
   committed: Listeners<StoredBlock>;
+  stateChanged: Listeners<StateChangeEvent>;
   admitted: Listeners<readonly Tx[]>;
   source: SubscriptionSource;
   log: Logger;
@@ -55,6 +56,9 @@ export function attachLiveUpdates(parts: {
     };
   const unwatch = [
     parts.committed.add(guarded("a block", (block: StoredBlock) => hub.publishBlock(block))),
+    parts.stateChanged.add(
+      guarded("state changes", (event: StateChangeEvent) => hub.publishStateChanged(event.paths)),
+    ),
     parts.admitted.add(guarded("transactions", (txs: readonly Tx[]) => hub.publishPending(txs))),
   ];
   return {

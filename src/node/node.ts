@@ -1,6 +1,14 @@
 import { mkdirSync } from "node:fs";
 import { armFailpoint, skewedClock } from "../faults/index.ts";
-import { balanceOf, Chain, type Genesis, nonceOf, type SignedTxInput, stakeOf } from "../chain/index.ts";
+import {
+  balanceOf,
+  Chain,
+  type Genesis,
+  nonceOf,
+  type SignedTxInput,
+  StateReads,
+  stakeOf,
+} from "../chain/index.ts";
 import { SingleValidatorProducer, type ValidatorKey } from "../consensus/index.ts";
 import { isAddress, toChecksumAddress } from "../crypto/index.ts";
 import {
@@ -239,8 +247,13 @@ export class ChainNode {
         : undefined;
       if (metrics !== undefined) chain.committed.add(() => metrics.onCommit());
 
+      const stateReads = new StateReads(store, {
+        maxValueLeaves: options.rpc.maxValueLeaves,
+        maxProofLeaves: options.rpc.maxProofLeaves,
+      });
       const routes = createRoutes({
         chain: chainView,
+        state: stateReads,
         pool: poolView,
         network: networkView,
         limits: { maxBlockRange: options.rpc.maxBlockRange, maxBatchItems: options.rpc.maxBatchItems },
@@ -265,9 +278,12 @@ export class ChainNode {
         options: options.rpc,
         committed: chain.committed,
         admitted: admission.admitted,
+        stateChanged: chain.stateChanged,
         source: {
           getConfirmedTx: (hash) => store.getConfirmedTx(hash),
           getPending: (hash) => admission.pool.get(hash),
+          headValue: (path) => stateReads.value(path),
+          headNumber: () => chain.head().header.number,
         },
         log,
       });

@@ -219,6 +219,26 @@ export const SETTINGS: readonly Setting[] = [
   }),
   setting({
     section: "rpc",
+    key: "max_value_leaves",
+    schema: Positive,
+    doc: "Leaves chain_getValue rebuilds one value from; a larger subtree gets -32005 response_too_large.",
+    get: (o) => o.rpc.maxValueLeaves,
+    set: (o, v) => {
+      o.rpc.maxValueLeaves = v;
+    },
+  }),
+  setting({
+    section: "rpc",
+    key: "max_proof_leaves",
+    schema: Positive,
+    doc: "Leaves chain_getProof proves in one answer; a larger subtree gets -32005 response_too_large.",
+    get: (o) => o.rpc.maxProofLeaves,
+    set: (o, v) => {
+      o.rpc.maxProofLeaves = v;
+    },
+  }),
+  setting({
+    section: "rpc",
     key: "cors",
     schema: Type.Boolean(),
     doc: "Send permissive CORS headers, so browser pages of any origin may call the node (always on for dev).",

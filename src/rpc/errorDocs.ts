@@ -67,6 +67,32 @@ export const PRUNED_ERRORS: readonly MethodErrorDoc[] = [
   },
 ];
 
+/** chain_getValue, chain_getProof: reads of the data tree at a height. */
+export const STATE_READ_ERRORS: readonly MethodErrorDoc[] = [
+  {
+    code: C.invalidParams,
+    reason: "invalid_params",
+    message: "params missing, unknown or mistyped; a malformed ref; block_number above the head",
+    detail:
+      "`ref` is not a valid path (empty, `a//b`, control characters, over 32 segments or 512 characters), or `block_number` is above the head (the message names the head).",
+  },
+  {
+    code: C.limitExceeded,
+    reason: "pruned",
+    message: "the state of that block is no longer kept; data.first_available is the lowest height readable",
+    detail:
+      "The block's state is older than this node keeps (`storage.retain_states`, `storage.retain_blocks`); `data.first_available` is the lowest height it can answer for. Ask an archive node.",
+  },
+  {
+    code: C.limitExceeded,
+    reason: "response_too_large",
+    message:
+      "the subtree at ref holds more leaves than one answer carries (data.limit); read a narrower path",
+    detail:
+      "The subtree holds more leaves than `rpc.max_value_leaves` (chain_getValue) or `rpc.max_proof_leaves` (chain_getProof), given as `data.limit`; read a narrower path.",
+  },
+];
+
 /** Why each rejection happens. Typed by the closed union: a new reason cannot go undocumented. */
 export const TX_REJECT_REASON_DETAILS: Readonly<Record<TxRejectReason, string>> = {
   invalid_signature: "The signature is malformed, high-s, or no key recovers from it.",

@@ -28,6 +28,10 @@ export interface RpcServerOptions {
   maxBufferedBytes: number;
   /** Largest from..to span of the range methods. */
   maxBlockRange: number;
+  /** Leaves chain_getValue rebuilds one answer from; more is -32005 response_too_large. */
+  maxValueLeaves: number;
+  /** Leaves chain_getProof proves in one answer (a proof each); more is -32005 response_too_large. */
+  maxProofLeaves: number;
   /** Send permissive CORS headers (dev mode); also lets pages of any origin open /ws. */
   cors: boolean;
   /** Open WebSocket connections at /ws; one more is refused with HTTP 503. */
@@ -53,6 +57,8 @@ export const defaultRpcServerOptions: RpcServerOptions = {
   requestTimeoutMs: 30_000,
   maxBufferedBytes: 128 * 1024 * 1024,
   maxBlockRange: 100,
+  maxValueLeaves: 10_000,
+  maxProofLeaves: 256,
   cors: false,
   wsMaxConnections: 256,
   wsMaxSubscriptions: 32,

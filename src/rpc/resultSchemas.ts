@@ -141,3 +141,34 @@ export const OpenRpcDocumentSchema = Type.Object(
 );
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** Any JSON value of the data tree (null where nothing is stored). */
+export const StateValue = Type.Unknown({
+  description: "JSON value of the data tree; null where nothing is stored",
+});
+
+const ProofNodes = Type.Array(
+  Type.String({ pattern: "^0x([0-9a-f]{2})+$", description: "an RLP-encoded trie node, hex" }),
+  { description: "trie nodes on the key's path, root first" },
+);
+
+const LeafProof = Type.Object(
+  { ref: Type.String(), value: StateValue, proof: ProofNodes },
+  { ...strict, title: "LeafProof" },
+);
+
+/** chain_getProof (beyond the spec; DESIGN.md §12). */
+export const ValueProof = Type.Object(
+  {
+    block_number: Count,
+    block_hash: Hash32,
+    state_root: Hash32,
+    ref: Type.String({ description: "the path proven, normalised" }),
+    value: StateValue,
+    proof: ProofNodes,
+    leaves: Type.Optional(
+      Type.Array(LeafProof, { description: "for a subtree: each leaf below ref with its own proof" }),
+    ),
+  },
+  { ...strict, title: "ValueProof" },
+);

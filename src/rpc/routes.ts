@@ -4,6 +4,7 @@ import type { Handlers, MethodDefinition, MethodTable } from "./method.ts";
 import { CHAIN_METHODS, chainHandlers } from "./methods/chain.ts";
 import { NET_METHODS, netHandlers } from "./methods/net.ts";
 import { RPC_METHODS, rpcHandlers } from "./methods/rpc.ts";
+import { STATE_METHODS, stateHandlers } from "./methods/state.ts";
 import type { DocumentedMethod } from "./openrpc.ts";
 import type { RpcContext } from "./types.ts";
 
@@ -13,7 +14,7 @@ import type { RpcContext } from "./types.ts";
  * under its full name in methods/<namespace>.ts, beside the handlers that the node's context
  * makes for it.
  */
-const METHODS = { ...CHAIN_METHODS, ...NET_METHODS, ...RPC_METHODS } satisfies MethodTable;
+const METHODS = { ...CHAIN_METHODS, ...STATE_METHODS, ...NET_METHODS, ...RPC_METHODS } satisfies MethodTable;
 
 export type MethodName = keyof typeof METHODS;
 
@@ -34,6 +35,7 @@ export interface Route {
 export function createRoutes(context: RpcContext): Map<string, Route> {
   const handlers: Handlers<typeof METHODS> = {
     ...chainHandlers(context),
+    ...stateHandlers(context),
     ...netHandlers(context),
     ...rpcHandlers(METHOD_LIST, () => context.network.nodeInfo().version),
   };

@@ -1,7 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
-import type { ConfirmedTx, StoredBlock, Tx } from "../chain/index.ts";
+import {
+  type ConfirmedTx,
+  type JsonValue,
+  normalizeReadPath,
+  type StoredBlock,
+  TooManyLeavesError,
+  type Tx,
+} from "../chain/index.ts";
+import { canonicalJson } from "../crypto/index.ts";
 import { invalidParams, limitExceeded } from "./errors.ts";
 import { blockToJson, confirmedTxToJson, pendingEntryToJson, pendingTxToJson } from "./format.ts";
 import { Hash, Params } from "./schemas.ts";
@@ -18,16 +26,18 @@ export const UNSUBSCRIBE_METHOD = "chain_unsubscribe";
 /** The `method` of every notification a subscription sends. */
 export const NOTIFICATION_METHOD = "chain_subscription";
 
-const SUBSCRIPTION_TOPICS = ["newBlocks", "pendingTransactions", "transaction"] as const;
+const SUBSCRIPTION_TOPICS = ["newBlocks", "pendingTransactions", "transaction", "value"] as const;
 export type SubscriptionTopic = (typeof SUBSCRIPTION_TOPICS)[number];
 
 const SubscribeParams = Params({
   topic: Type.Union(
     SUBSCRIPTION_TOPICS.map((topic) => Type.Literal(topic)),
-    { description: "newBlocks, pendingTransactions or transaction" },
+    { description: "newBlocks, pendingTransactions, transaction or value" },
   ),
   // Required for topic "transaction", refused for the others (checked in subscribe()).
   hash: Type.Optional(Hash),
+  // Required for topic "value", refused for the others.
+  ref: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: "path into the data tree" })),
 });
 const UnsubscribeParams = Params({
   subscription: Type.String({ maxLength: 128, description: "an id chain_subscribe returned" }),
@@ -38,10 +48,13 @@ export type UnsubscribeParams = Static<typeof UnsubscribeParams>;
 const subscribeCheck = TypeCompiler.Compile(SubscribeParams);
 const unsubscribeCheck = TypeCompiler.Compile(UnsubscribeParams);
 
-/** What the hub reads to say where a followed transaction is. */
+/** What the hub reads to say where a followed transaction is, and what a followed path holds. */
 export interface SubscriptionSource {
   getConfirmedTx(hash: string): ConfirmedTx | undefined;
   getPending(hash: string): Tx | undefined;
+  /** The value at a normalised path at the head (chain_getValue); throws TooManyLeavesError. */
+  headValue(path: string): JsonValue;
+  headNumber(): number;
 }
 
 export interface SubscriptionLimits {
@@ -74,6 +87,12 @@ function checked<T extends TSchema>(check: TypeCheck<T>, params: unknown): Stati
   return args;
 }
 
+/** A followed path: the canonical JSON of the value last sent, so only a real change notifies. */
+interface ValueWatch {
+  ref: string;
+  last: string;
+}
+
 /** A followed transaction: PENDING is sent at most once, the committed form ends the subscription. */
 interface TransactionWatch {
   hash: string;
@@ -98,6 +117,7 @@ export class SubscriptionSession {
   private readonly newBlocks = new Set<string>();
   private readonly pendingTransactions = new Set<string>();
   private readonly transactions = new Map<string, TransactionWatch>();
+  private readonly values = new Map<string, ValueWatch>();
   private closed = false;
 
   constructor(hub: SubscriptionHub, send: NotificationSink) {
@@ -106,21 +126,33 @@ export class SubscriptionSession {
   }
 
   get size(): number {
-    return this.newBlocks.size + this.pendingTransactions.size + this.transactions.size;
+    return this.newBlocks.size + this.pendingTransactions.size + this.transactions.size + this.values.size;
   }
 
   /**
-   * chain_subscribe. Throws -32602 for bad params (hash missing for, or given to, the wrong topic)
-   * and -32005 too_many_subscriptions at the limit. A followed transaction that is already
-   * pending or committed gets that notification in `initial`; a committed one ends it at once.
+   * chain_subscribe. Throws -32602 for bad params (hash missing for, or given to, the wrong topic;
+   * likewise ref and topic value) and -32005 too_many_subscriptions at the limit. A followed
+   * transaction that is already pending or committed gets that notification in `initial`; a
+   * committed one ends it at once. A followed path gets its value at the head in `initial`.
    */
   subscribe(params: unknown): SubscribeOutcome {
-    const { topic, hash } = checked(subscribeCheck, params);
-    if (topic === "transaction" && hash === undefined) {
-      throw invalidParams("params.hash: required for topic transaction", { path: "/hash" });
+    const { topic, hash, ref } = checked(subscribeCheck, params);
+    for (const [member, present, owner] of [
+      ["hash", hash !== undefined, "transaction"],
+      ["ref", ref !== undefined, "value"],
+    ] as const) {
+      if (topic === owner && !present) {
+        throw invalidParams(`params.${member}: required for topic ${owner}`, { path: `/${member}` });
+      }
+      if (topic !== owner && present) {
+        throw invalidParams(`params.${member}: only for topic ${owner}, not ${topic}`, {
+          path: `/${member}`,
+        });
+      }
     }
-    if (topic !== "transaction" && hash !== undefined) {
-      throw invalidParams(`params.hash: only for topic transaction, not ${topic}`, { path: "/hash" });
+    const path = ref === undefined ? undefined : normalizeReadPath(ref);
+    if (ref !== undefined && path === undefined) {
+      throw invalidParams(`params.ref: ${JSON.stringify(ref)} is not a valid path`, { path: "/ref" });
     }
     const limit = this.hub.limits.maxSubscriptions;
     if (this.size >= limit) {
@@ -131,7 +163,13 @@ export class SubscriptionSession {
     const id = this.hub.newId();
     if (topic === "newBlocks") this.newBlocks.add(id);
     else if (topic === "pendingTransactions") this.pendingTransactions.add(id);
-    else {
+    else if (topic === "value") {
+      const watch: ValueWatch = { ref: path as string, last: "" };
+      const initial = this.hub.valueJson(watch.ref);
+      watch.last = initial.value;
+      this.values.set(id, watch);
+      return { id, initial: [notificationText(id, initial.json)] };
+    } else {
       const watch: TransactionWatch = { hash: (hash as string).toLowerCase(), pendingSent: false };
       const initial = this.hub.currentStatus(watch.hash);
       if (initial.committed) return { id, initial: [notificationText(id, initial.json)] };
@@ -150,7 +188,8 @@ export class SubscriptionSession {
     return (
       this.newBlocks.delete(subscription) ||
       this.pendingTransactions.delete(subscription) ||
-      this.transactions.delete(subscription)
+      this.transactions.delete(subscription) ||
+      this.values.delete(subscription)
     );
   }
 
@@ -161,6 +200,7 @@ export class SubscriptionSession {
     this.newBlocks.clear();
     this.pendingTransactions.clear();
     this.transactions.clear();
+    this.values.clear();
     this.hub.detach(this);
   }
 
@@ -178,6 +218,21 @@ export class SubscriptionSession {
       // The last notification of this subscription: it ends by itself once committed.
       this.transactions.delete(id);
       this.send(notificationText(id, json));
+    }
+  }
+
+  /**
+   * Called by the hub after a block wrote `paths`: each followed path with a written leaf at or
+   * below it is read again, and notified if its value differs from the last one sent.
+   */
+  onStateChanged(paths: readonly string[], value: (ref: string) => { value: string; json: string }): void {
+    for (const [id, watch] of this.values) {
+      const below = `${watch.ref}/`;
+      if (!paths.some((path) => path === watch.ref || path.startsWith(below))) continue;
+      const now = value(watch.ref);
+      if (now.value === watch.last) continue;
+      watch.last = now.value;
+      this.send(notificationText(id, now.json));
     }
   }
 
@@ -259,6 +314,39 @@ export class SubscriptionHub {
       committed: false,
       json: pending === undefined ? undefined : JSON.stringify(pendingTxToJson(pending)),
     };
+  }
+
+  /**
+   * The value at `ref` at the head: its canonical JSON (what changes are compared by) and the
+   * notification result (`{ref, block_number, value}`, or `error` for a subtree over the limit).
+   */
+  valueJson(ref: string): { value: string; json: string } {
+    const blockNumber = this.source.headNumber();
+    try {
+      const value = this.source.headValue(ref);
+      return { value: canonicalJson(value), json: JSON.stringify({ ref, block_number: blockNumber, value }) };
+    } catch (error) {
+      if (!(error instanceof TooManyLeavesError)) throw error;
+      const data = { reason: "response_too_large", limit: error.limit };
+      const refusal = { code: -32005, message: error.message, data };
+      // Compared as a value of its own: the next block that brings it under the limit notifies.
+      return { value: "", json: JSON.stringify({ ref, block_number: blockNumber, error: refusal }) };
+    }
+  }
+
+  /** A block wrote these leaf paths: followed paths under them are read and notified if changed. */
+  publishStateChanged(paths: readonly string[]): void {
+    if (this.sessions.size === 0 || paths.length === 0) return;
+    const read = new Map<string, { value: string; json: string }>();
+    const value = (ref: string) => {
+      let found = read.get(ref);
+      if (found === undefined) {
+        found = this.valueJson(ref);
+        read.set(ref, found);
+      }
+      return found;
+    };
+    for (const session of this.sessions) session.onStateChanged(paths, value);
   }
 
   /** A block was committed as head: newBlocks subscribers get it, followed transactions in it end. */

@@ -1,4 +1,4 @@
-import type { ConfirmedTx, SignedTxInput, StoredBlock, Tx } from "../chain/index.ts";
+import type { ConfirmedTx, JsonValue, SignedTxInput, StoredBlock, Tx, ValueProof } from "../chain/index.ts";
 
 /**
  * The narrow views RPC handlers are given (node/ supplies the real objects). RPC never sees
@@ -15,6 +15,15 @@ export interface RpcChainView {
   stakeOf(address: string): number;
   nonceOf(address: string): number;
   isValidator(address: string): boolean;
+}
+
+/**
+ * Reads of the data tree (chain/stateReads.ts), paths already normalised. They throw the chain's
+ * StateUnavailableError and TooManyLeavesError, which the handlers answer as JSON-RPC errors.
+ */
+export interface RpcStateView {
+  value(path: string, blockNumber?: number): JsonValue;
+  prove(path: string, blockNumber?: number): ValueProof;
 }
 
 export interface RpcTxPool {
@@ -48,6 +57,7 @@ export interface RpcLimits {
 
 export interface RpcContext {
   chain: RpcChainView;
+  state: RpcStateView;
   pool: RpcTxPool;
   network: RpcNetworkView;
   limits: RpcLimits;

@@ -14,6 +14,7 @@ import { failpoint } from "../faults/index.ts";
 import { LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
 import {
   BLOCKS_FROM,
+  DELETIONS_FROM,
   defaultRetention,
   packIds,
   Pruner,
@@ -63,6 +64,7 @@ export class LmdbStore implements ChainStore {
   private readonly trie: Database<Uint8Array, number>;
   private readonly trieRoots: Database<number, string>;
   private readonly trieRetired: Database<RetiredEntry, number>;
+  private readonly stateDeleted: Database<number, string>;
   private readonly pruner: Pruner;
   /** The pool journal (txpool's PoolJournal); its entries share this environment's writer. */
   readonly journal: LmdbPoolJournal;
@@ -86,6 +88,7 @@ export class LmdbStore implements ChainStore {
     this.trie = this.root.openDB({ name: DATABASES.trie, encoding: "binary" });
     this.trieRoots = this.root.openDB({ name: DATABASES.trieRoots });
     this.trieRetired = this.root.openDB({ name: DATABASES.trieRetired, keyEncoding: "uint32" });
+    this.stateDeleted = this.root.openDB({ name: DATABASES.stateDeleted });
     const journal = this.root.openDB<Tx, number>({ name: DATABASES.journal });
     this.stakes = this.root.openDB({ name: DATABASES.stakers });
     this.validatorSets = this.root.openDB({ name: DATABASES.validatorSets, keyEncoding: "uint32" });
@@ -105,9 +108,11 @@ export class LmdbStore implements ChainStore {
         trie: this.trie,
         trieRoots: this.trieRoots,
         trieRetired: this.trieRetired,
+        stateDeleted: this.stateDeleted,
       },
       retention,
     );
+    this.startDeletionRecord();
   }
 
   headNumber(): number | undefined {
@@ -134,6 +139,22 @@ export class LmdbStore implements ChainStore {
   *leafPathsBelow(path: string): Iterable<string> {
     // "/" is 0x2f and "0" is 0x30: every key that starts with `${path}/` sorts between the two.
     for (const key of this.state.getKeys({ start: `${path}/`, end: `${path}0` })) yield key;
+  }
+
+  /** The head's leaves strictly below `path`, with their values, in key order. */
+  *leavesBelow(path: string): Iterable<readonly [string, JsonValue]> {
+    for (const { key, value } of this.state.getRange({ start: `${path}/`, end: `${path}0` }))
+      yield [key, value];
+  }
+
+  /** Paths strictly below `path` that a block from deletionsFrom() on deleted, in key order. */
+  *deletedPathsBelow(path: string): Iterable<string> {
+    for (const key of this.stateDeleted.getKeys({ start: `${path}/`, end: `${path}0` })) yield key;
+  }
+
+  /** The first height whose deletions are recorded: subtrees can be listed at heights from it. */
+  deletionsFrom(): number {
+    return this.meta.get(DELETIONS_FROM) ?? 0;
   }
 
   *stakers(): Iterable<Validator> {
@@ -197,9 +218,15 @@ export class LmdbStore implements ChainStore {
       for (const confirmed of write.txs) this.txs.put(confirmed.tx.hash, confirmed);
       unjournaled = this.journal.removeInTransaction(write.journalRemovals);
       failpoint("commit.afterBlockWrites");
+      const deleted: string[] = [];
       for (const [path, value] of write.stateChanges) {
-        if (value === null) this.state.remove(path);
-        else this.state.put(path, value);
+        if (value !== null) this.state.put(path, value);
+        // A change to null may name a path that held nothing (SET_VALUE clears its target first).
+        else if (this.state.doesExist(path)) {
+          this.state.remove(path);
+          this.stateDeleted.put(path, block.header.number);
+          deleted.push(path);
+        }
       }
       // Ids only grow, so these land at the end of the table: appended pages, not rewritten ones.
       let written = write.txs.length;
@@ -207,7 +234,7 @@ export class LmdbStore implements ChainStore {
         this.trie.put(id, record);
         written++;
       }
-      if (this.pruner.prunesStates) this.recordRetired(write);
+      if (this.pruner.prunesStates) this.recordRetired(write, deleted);
       if (write.trie.root !== undefined) this.trieRoots.put(write.trie.root.hash, write.trie.root.id);
       for (const [address, stake] of write.stakeChanges) {
         if (stake === 0) this.stakes.remove(address);
@@ -289,13 +316,24 @@ export class LmdbStore implements ChainStore {
    * Notes what `write`'s block retired from the trie: its nodes, and its parent's root entry when
    * the root changed (an empty block keeps its parent's root, which then retires nothing).
    */
-  private recordRetired(write: BlockWrite): void {
+  private recordRetired(write: BlockWrite, deleted: string[]): void {
     const { block, trie } = write;
     const entry: RetiredEntry = { ids: packIds(trie.retired) };
+    if (deleted.length > 0) entry.deleted = deleted;
     if (trie.parent !== undefined && trie.parent.hash !== trie.root?.hash) {
       Object.assign(entry, { root: trie.parent.hash, rootId: trie.parent.id });
     }
     if (entry.ids.length > 0 || entry.root !== undefined) this.trieRetired.put(block.header.number, entry);
+  }
+
+  /**
+   * A store made before `state_deleted` existed holds no record of what its blocks deleted:
+   * subtrees can be listed from its next block on. A new store records from genesis.
+   */
+  private startDeletionRecord(): void {
+    if (this.meta.get(DELETIONS_FROM) !== undefined) return;
+    const head = this.headNumber();
+    this.root.transactionSync(() => this.meta.put(DELETIONS_FROM, head === undefined ? 0 : head + 1));
   }
 
   /**
@@ -354,6 +392,7 @@ export class LmdbStore implements ChainStore {
       for (const set of restore.validatorSets) this.validatorSets.put(set.fromHeight, set.validators);
       this.meta.put(BLOCKS_FROM, height);
       this.meta.put(STATES_FROM, height);
+      this.meta.put(DELETIONS_FROM, height);
       this.meta.put("head", height);
       this.meta.put("schema_version", SCHEMA_VERSION);
     });

@@ -29,6 +29,11 @@ export interface RetiredEntry {
   rootId?: number;
   /** 6-byte big-endian node ids, packed. */
   ids: Uint8Array;
+  /**
+   * State leaves this block deleted: their `state_deleted` entries (if still this height's) go
+   * with the states below it, the only ones that could hold them.
+   */
+  deleted?: string[];
 }
 
 const ID_BYTES = 6;
@@ -58,11 +63,15 @@ export interface PrunedTables {
   trieRoots: Database<number, string>;
   /** Height d → what block d retired: nodes that only states below d reach. */
   trieRetired: Database<RetiredEntry, number>;
+  /** Leaf path → height of the block that last deleted it. */
+  stateDeleted: Database<number, string>;
 }
 
 /** meta keys: the lowest height whose state is whole, and the lowest block above 0 kept. */
 export const STATES_FROM = "states_from";
 export const BLOCKS_FROM = "blocks_from";
+/** meta key: the first height whose deleted leaves `state_deleted` records. */
+export const DELETIONS_FROM = "deletions_from";
 
 /**
  * Deletes what the retention options no longer keep, a bounded amount at a time, inside the
@@ -110,7 +119,7 @@ export class Pruner {
   }
 
   private pruneStates(keepFrom: number, budget: number): number {
-    const { meta, trie, trieRoots, trieRetired } = this.tables;
+    const { meta, trie, trieRoots, trieRetired, stateDeleted } = this.tables;
     let left = budget;
     // Nothing is old enough yet (and a negative bound would wrap as a uint32 key).
     if (keepFrom <= 0) return left;
@@ -130,8 +139,11 @@ export class Pruner {
       }
       if (entry.root !== undefined && trieRoots.get(entry.root) === entry.rootId)
         trieRoots.remove(entry.root);
+      // A later deletion of the same path moved its entry on: that one is still needed.
+      const deleted = entry.deleted ?? [];
+      for (const path of deleted) if (stateDeleted.get(path) === height) stateDeleted.remove(path);
       trieRetired.remove(height);
-      left -= 1;
+      left -= 1 + deleted.length;
     }
     return left;
   }

@@ -6,7 +6,8 @@ export const DATABASES = {
   /**
    * "head" → number of the last committed block; "schema_version" → number; "states_from" and
    * "blocks_from" → the lowest kept state and block above 0: what pruning (storage/pruning.ts) or
-   * a snapshot's restore (the snapshot's height) left.
+   * a snapshot's restore (the snapshot's height) left; "deletions_from" → the first height whose
+   * deletions `state_deleted` records (a store made before it existed starts it at its next block).
    */
   meta: "meta",
   /** block number → StoredBlock. */
@@ -38,6 +39,12 @@ export const DATABASES = {
   journal: "journal",
   /** Schema 3's journal (transaction hash → PoolRecord), moved into `journal` on open. */
   legacyPool: "pool",
+  /**
+   * state leaf path → the height of the block that last deleted it. With the head's leaves in
+   * `state`, these are every path a kept state may hold, so a subtree can be listed at a past
+   * height (storage/stateHistory.ts). Pruned with the states that could still hold the path.
+   */
+  stateDeleted: "state_deleted",
   /** address → stake, for every account with a non-zero stake (derived from state). */
   stakers: "stakers",
   /** first height (uint32) → Validator[]: the set in force from that height to the next entry. */

@@ -130,6 +130,12 @@ describe("rpc.discover", () => {
       await checked("chain_getNonce", { address });
       await checked("chain_isValidator", { address });
     }
+    for (const ref of [`/account/${alice.address}`, `/account/${alice.address}/balance`, "/users/nobody"]) {
+      await checked("chain_getValue", { ref });
+      await checked("chain_getValue", { ref, block_number: 0 });
+      await checked("chain_getProof", { ref });
+      await checked("chain_getProof", { ref, block_number: 0 });
+    }
     for (const method of [
       "net_listening",
       "net_nodeInfo",

@@ -21,6 +21,8 @@ const PARAMS_FOR_BLOCK_1: Record<string, unknown> = {
   chain_getProposerByNumber: { number: 1 },
   chain_getValidatorsByNumber: { number: 1 },
   chain_getTransactionByBlockNumberAndIndex: { block_number: 1, index: 0 },
+  chain_getValue: { ref: "/account", block_number: 1 },
+  chain_getProof: { ref: "/account", block_number: 1 },
 };
 
 const PRUNING_METHODS = METHOD_LIST.filter(({ spec }) =>

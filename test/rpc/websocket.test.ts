@@ -8,7 +8,7 @@ import {
   assertRpcError,
   assertRpcResult,
 } from "../helpers/shapes.ts";
-import { startTestNode, type TestNode, waitFor } from "../helpers/testNode.ts";
+import { signTx, startTestNode, type TestNode, waitFor } from "../helpers/testNode.ts";
 import { UpgradeRefusedError, WsClient } from "../helpers/wsClient.ts";
 import { accountAt, type SignedTx, submit, transfer, waitForCommit } from "./support.ts";
 
@@ -218,6 +218,47 @@ describe("/ws", () => {
         "invalid_params",
         "unsubscribe without id",
       );
+    });
+  });
+
+  describe("chain_subscribe value", () => {
+    it("sends the value at once, then the new value after each block that changes it", async () => {
+      const owner = accountAt(t, 7);
+      const ref = `/users/${owner.address}/status`;
+      const ws = await connect();
+      const id = await ws.subscribe({
+        topic: "value",
+        ref: ref.replace(owner.address, owner.address.toLowerCase()),
+      });
+      const first = await ws.notification(id);
+      assert.deepEqual({ ref: first.ref, value: first.value }, { ref, value: null });
+      assert.equal(typeof first.block_number, "number");
+      const write = (value: unknown) =>
+        signTx(owner.privateKey, { nonce: -1, operation: { type: "SET_VALUE", ref, value } });
+      await waitForCommit(t, await submit(t, write({ text: "away", since: 3 })));
+      const changed = await within(ws.notification(id), 5_000, "the value notification");
+      assert.deepEqual(changed.value, { text: "away", since: 3 });
+      assert.deepEqual(
+        changed.value,
+        await t.result("chain_getValue", { ref, block_number: changed.block_number }),
+      );
+      // A block that writes elsewhere does not notify; the next change does.
+      await waitForCommit(t, await submit(t, transfer(owner, accountAt(t, 6).address, 1)));
+      await waitForCommit(t, await submit(t, write(null)));
+      const deleted = await within(ws.notification(id), 5_000, "the deletion");
+      assert.equal(deleted.value, null);
+      assert.ok((deleted.block_number as number) > (changed.block_number as number) + 1);
+    });
+
+    it("refuses bad params with -32602", async () => {
+      const ws = await connect();
+      for (const [label, params] of [
+        ["no ref", { topic: "value" }],
+        ["a malformed ref", { topic: "value", ref: "/a//b" }],
+        ["ref on newBlocks", { topic: "newBlocks", ref: "/users" }],
+      ] as const) {
+        assertRpcError(await ws.request("chain_subscribe", params), -32602, "invalid_params", label);
+      }
     });
   });
 

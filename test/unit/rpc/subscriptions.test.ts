@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { ConfirmedTx, StoredBlock, Tx } from "../../../src/chain/index.ts";
+import {
+  type ConfirmedTx,
+  type JsonValue,
+  readValue,
+  type StoredBlock,
+  type Tx,
+} from "../../../src/chain/index.ts";
 import {
   NOTIFICATION_METHOD,
   RPC_ERROR_CODES,
@@ -47,10 +53,30 @@ function block(number: number, txs: readonly Tx[]): StoredBlock {
   };
 }
 
+const VALUE_LEAF_LIMIT = 3;
+
 /** A chain and pool to point the hub at: tests move transactions between them. */
 class FakeSource implements SubscriptionSource {
   readonly pending = new Map<string, Tx>();
   readonly confirmed = new Map<string, ConfirmedTx>();
+  /** The head's state leaves, and its number. */
+  readonly leaves = new Map<string, JsonValue>();
+  head = 0;
+
+  headValue(path: string): JsonValue {
+    const reader = {
+      getLeaf: (leaf: string) => this.leaves.get(leaf),
+      leavesBelow: (under: string) =>
+        [...this.leaves]
+          .filter(([leaf]) => leaf.startsWith(`${under}/`))
+          .sort(([a], [b]) => (a < b ? -1 : 1)),
+    };
+    return readValue(reader, path, VALUE_LEAF_LIMIT);
+  }
+
+  headNumber(): number {
+    return this.head;
+  }
 
   getConfirmedTx(hash: string): ConfirmedTx | undefined {
     return this.confirmed.get(hash);
@@ -121,6 +147,12 @@ describe("SubscriptionSession.subscribe params", () => {
     ["hash on pendingTransactions", { topic: "pendingTransactions", hash: hex(1, 32) }],
     ["short hash", { topic: "transaction", hash: "0x1234" }],
     ["hash without 0x", { topic: "transaction", hash: "ab".repeat(32) }],
+    ["value without ref", { topic: "value" }],
+    ["ref on newBlocks", { topic: "newBlocks", ref: "/users" }],
+    ["ref on transaction", { topic: "transaction", hash: hex(1, 32), ref: "/users" }],
+    ["hash on value", { topic: "value", ref: "/users", hash: hex(1, 32) }],
+    ["a malformed ref", { topic: "value", ref: "/a//b" }],
+    ["an empty ref", { topic: "value", ref: "" }],
   ];
   for (const [label, params] of bad) {
     it(`refuses ${label} with -32602`, () => {
@@ -369,6 +401,66 @@ describe("transaction", () => {
     hub.publishBlock(block(1, [tx(1)]));
     assert.equal(received.length, 0);
     assert.equal(session.size, 1);
+  });
+});
+
+describe("value", () => {
+  const data = `/users/${ALICE}/profile`;
+
+  it("sends the value at the head at once, then each change under the path, and nothing else", () => {
+    const { source, hub, session, received } = setup();
+    source.leaves.set(`${data}/name`, "ada");
+    source.head = 4;
+    // Any address case: the path is normalised as writes store it.
+    const { id, initial } = session.subscribe({ topic: "value", ref: data.toLowerCase() });
+    assert.deepEqual(
+      parsed(initial).map((n) => n.params),
+      [{ subscription: id, result: { ref: data, block_number: 4, value: { name: "ada" } } }],
+    );
+    source.head = 5;
+    source.leaves.set(`${data}/langs`, ["en"]);
+    hub.publishStateChanged([`${data}/langs`, `/account/${ALICE}/nonce`]);
+    source.head = 6;
+    hub.publishStateChanged([`/users/${BOB}/x`, `${data}x/name`]); // beside it, not under it
+    source.head = 7;
+    hub.publishStateChanged([`${data}/name`]); // rewritten with the same value: no change
+    source.head = 8;
+    source.leaves.delete(`${data}/name`);
+    source.leaves.delete(`${data}/langs`);
+    hub.publishStateChanged([`${data}/name`, `${data}/langs`]);
+    assert.deepEqual(
+      received.map((n) => n.params.result),
+      [
+        { ref: data, block_number: 5, value: { name: "ada", langs: ["en"] } },
+        { ref: data, block_number: 8, value: null },
+      ],
+    );
+  });
+
+  it("answers a subtree over the leaf limit with an error in the notification, and its value once back under", () => {
+    const { source, hub, session, received } = setup();
+    const { initial } = session.subscribe({ topic: "value", ref: data });
+    assert.equal(parsed(initial)[0]?.params.result.value, null);
+    for (const key of ["a", "b", "c", "d"]) source.leaves.set(`${data}/${key}`, 1);
+    hub.publishStateChanged([`${data}/d`]);
+    source.leaves.delete(`${data}/d`);
+    hub.publishStateChanged([`${data}/d`]);
+    const [tooLarge, back] = received.map((n) => n.params.result);
+    assert.deepEqual(tooLarge?.error, {
+      code: -32005,
+      message: `${data} holds more than ${VALUE_LEAF_LIMIT} leaves; read a narrower path`,
+      data: { reason: "response_too_large", limit: VALUE_LEAF_LIMIT },
+    });
+    assert.deepEqual(back?.value, { a: 1, b: 1, c: 1 });
+  });
+
+  it("stops after unsubscribe", () => {
+    const { source, hub, session, received } = setup();
+    const { id } = session.subscribe({ topic: "value", ref: data });
+    assert.equal(session.unsubscribe({ subscription: id }), true);
+    source.leaves.set(`${data}/name`, "ada");
+    hub.publishStateChanged([`${data}/name`]);
+    assert.deepEqual(received, []);
   });
 });
 
