@@ -1,17 +1,18 @@
 /**
  * chain-node explorer: vanilla ES modules, no framework, no build. It uses only what any client
- * has: the JSON-RPC endpoint (POST /) and the WebSocket (/ws) with its subscriptions.
+ * has: the JSON-RPC endpoint (POST /) and the WebSocket (/ws) with its subscriptions; a proof is
+ * checked with the client package's own verifier, served as /explorer/verifier.js.
  *
  * Everything from the chain is rendered as text (dom.js: textContent, never innerHTML): a value
  * written by a transaction (any JSON) cannot become markup. Routes are in the URL hash:
  *   #/                 latest blocks and charts (live)   #/block/<number|hash>   a block
  *   #/tx/<hash>        a transaction (live while pending)
  *   #/address/<addr>   an account, its history and data  #/validators            the validator set
- *   #/state/<path>     the data tree at a path (?block=N for a past height)
+ *   #/state/<path>     the data tree at a path (?block=N for a past height), with its proof
  *   #/search/<text>    resolves to one of the above, or says "not found"
  *
  * Modules: dom.js (elements), rpc.js (HTTP calls), live.js (WebSocket), home.js + charts.js,
- * chain.js (block, transaction, validators, search), account.js, state.js + json.js.
+ * chain.js (block, transaction, validators, search), account.js, state.js + json.js + prove.js.
  */
 import { accountView } from "./account.js";
 import { blockView, searchView, txView, validatorsView } from "./chain.js";

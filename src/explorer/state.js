@@ -1,10 +1,11 @@
 /**
  * The path browser over the data tree: the value at a path (chain_getValue), at the head or at a
- * chosen height, with breadcrumbs to its parents and links to its children. At the head it
- * follows the path live (subscription topic "value").
+ * chosen height, with breadcrumbs to its parents, links to its children, and a proof checked in
+ * the page (prove.js). At the head it follows the path live (subscription topic "value").
  */
 import { blockLink, failure, fields, h, table } from "./dom.js";
 import { jsonLeaf, jsonTree, stateHref } from "./json.js";
+import { proofSection } from "./prove.js";
 import { RpcError, rpc } from "./rpc.js";
 
 /** The tree's top-level parts (src/chain/operation.ts): the path "/" itself is not readable. */
@@ -125,7 +126,7 @@ const kindOf = (value) =>
   value === null
     ? "nothing stored"
     : isObject(value)
-      ? `object with ${Object.keys(value).length} keys`
+      ? `object with ${Object.keys(value).length} key${Object.keys(value).length === 1 ? "" : "s"}`
       : `leaf (${Array.isArray(value) ? "array" : typeof value})`;
 
 function landing(ctx) {
@@ -174,7 +175,7 @@ export async function stateView(ctx, live, path = "") {
   const ref = refOf(segments);
   const asked = ctx.query.get("block");
   const fixed = asked !== null && /^\d{1,15}$/.test(asked) ? Number(asked) : undefined;
-  // At the head, the page pins the head's height: what it shows is of one block.
+  // At the head, the page pins the head's height, so the value and its proof are of one block.
   const height = fixed ?? (await rpc("chain_getRecentBlockNumber"));
   const heading = [h("h1", {}, "Data tree"), pathForm(segments, fixed), breadcrumbs(segments, fixed)];
   let value;
@@ -188,10 +189,13 @@ export async function stateView(ctx, live, path = "") {
   const at = h("span", { id: "state-height" });
   const kind = h("span", { id: "state-kind" });
   const content = h("div", {});
+  const proof = h("div", {});
   const show = (newValue, newHeight) => {
     at.replaceChildren(blockLink(newHeight), fixed === undefined ? " (head, live)" : "");
     kind.textContent = kindOf(newValue);
     content.replaceChildren(valueBlock(newValue, segments, fixed));
+    // A proof is of one height: a new value needs a new one.
+    proof.replaceChildren(proofSection(ref, newHeight, newValue));
   };
   show(value, height);
   ctx.render(
@@ -202,6 +206,7 @@ export async function stateView(ctx, live, path = "") {
       ["Value", kind],
     ]),
     content,
+    proof,
   );
   if (fixed === undefined) {
     ctx.onLeave(live.subscribe({ topic: "value", ref }, (update) => show(update.value, update.block_number)));
