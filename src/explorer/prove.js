@@ -51,11 +51,14 @@ async function runChecks(ref, height, shownValue) {
   const nodes = [proof.proof, ...(proof.leaves ?? []).map((leaf) => leaf.proof)].flat();
   try {
     proven = verifier.verifyProof(header.state_root, proof);
-    step(
-      true,
-      `the trie nodes prove ${proof.leaves === undefined ? "the value" : `${proof.leaves.length} leaves`} ` +
-        `(${amount(nodes.length)} nodes, ${amount(nodes.reduce((sum, node) => sum + hexBytes(node), 0))} bytes)`,
-    );
+    const what =
+      proof.leaves !== undefined
+        ? `each of the ${proof.leaves.length} leaves below the path`
+        : proven === null
+          ? "that nothing is stored at the path"
+          : "the value at the path";
+    const size = `${amount(nodes.length)} nodes, ${amount(nodes.reduce((sum, node) => sum + hexBytes(node), 0))} bytes`;
+    step(true, `the trie nodes prove ${what} (${size})`);
   } catch (error) {
     const name = error instanceof verifier.ProofVerificationError ? "" : `${error.name}: `;
     step(false, `the trie nodes do not prove the value: ${name}${error.message}`);
