@@ -14,13 +14,21 @@ const HISTORY_PAGE = 25;
 const sameAddress = (a, b) =>
   typeof a === "string" && typeof b === "string" && a.toLowerCase() === b.toLowerCase();
 
+/** A data write's path, linked to the path browser at the block that wrote it. */
+function writeLink(tx) {
+  const ref = typeof tx.operation?.ref === "string" ? tx.operation.ref : "";
+  const segments = ref.split("/").filter((segment) => segment !== "");
+  if (segments.length === 0) return "";
+  return h("a", { class: "mono", href: stateHref(segments, tx.block_number) }, ref);
+}
+
 /** One history row, told from the account's side: what it sent, or a transfer it received. */
 function historyRow(address, tx) {
   const transfer = transferOf(tx.operation);
   const sent = sameAddress(tx.address, address);
   const ok = tx.result?.code === 0;
   let what;
-  if (transfer === undefined) what = h("span", { class: "mono" }, tx.operation?.ref ?? "");
+  if (transfer === undefined) what = writeLink(tx);
   else if (sent) what = ["transfer to ", addressLink(transfer.to)];
   else what = ["transfer from ", addressLink(tx.address)];
   return h(

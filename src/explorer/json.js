@@ -17,6 +17,9 @@ export function stateHref(segments, block) {
   return `#/state${path === "" ? "" : `/${path}`}${block === undefined ? "" : `?block=${block}`}`;
 }
 
+/** Keys in natural order: n2 before n10, as a reader counts. */
+export const byKey = (a, b) => a.localeCompare(b, "en", { numeric: true });
+
 const isObject = (value) => value !== null && typeof value === "object" && !Array.isArray(value);
 
 /** A leaf's JSON text, classed by its type (strings, numbers, booleans, null, arrays). */
@@ -31,7 +34,7 @@ export function jsonLeaf(value) {
  */
 export function jsonTree(value, base, block, depth = 0) {
   if (!isObject(value)) return jsonLeaf(value);
-  const keys = Object.keys(value).sort();
+  const keys = Object.keys(value).sort(byKey);
   if (keys.length === 0) return h("code", { class: "json json-object" }, "{}");
   const list = h(
     "ul",

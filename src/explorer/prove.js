@@ -73,7 +73,9 @@ function verdict({ steps, header }) {
   const list = h(
     "ol",
     { id: "proof-steps", class: "checks" },
-    steps.map((s) => h("li", { class: s.ok ? "ok" : "bad", "data-ok": s.ok }, s.ok ? "✓ " : "✗ ", s.text)),
+    steps.map((s) =>
+      h("li", { class: s.ok ? "ok" : "bad", "data-ok": String(s.ok) }, s.ok ? "✓ " : "✗ ", s.text),
+    ),
   );
   const summary =
     failed === undefined
@@ -121,9 +123,9 @@ export function proofSection(ref, height, shownValue) {
     h(
       "p",
       { class: "muted" },
-      "Checks in this page, with the client's verifier, that this value is in the state committed by block ",
+      "Checks in this page, with the client's verifier, what the state committed by block ",
       blockLink(height),
-      ": nothing but that block's hash is taken on trust.",
+      " holds at this path: nothing but that block's hash is taken on trust.",
     ),
     button,
     result,

@@ -4,7 +4,7 @@
  * the page (prove.js). At the head it follows the path live (subscription topic "value").
  */
 import { blockLink, failure, fields, h, table } from "./dom.js";
-import { jsonLeaf, jsonTree, stateHref } from "./json.js";
+import { byKey, jsonLeaf, jsonTree, stateHref } from "./json.js";
 import { proofSection } from "./prove.js";
 import { RpcError, rpc } from "./rpc.js";
 
@@ -78,7 +78,7 @@ function breadcrumbs(segments, block) {
 /** An object's keys, each a link to its child path, with the child's value or size beside it. */
 function childrenTable(value, segments, block) {
   const rows = Object.keys(value)
-    .sort()
+    .sort(byKey)
     .map((key) => {
       const child = value[key];
       return h(
