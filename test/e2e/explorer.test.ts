@@ -54,6 +54,26 @@ function assertProportional(bars: readonly { number: number; value: number; heig
   }
 }
 
+/** What the test changes in a chain_getProof answer on its way to the page. */
+interface ProofAnswer {
+  proof: string[];
+  value: unknown;
+}
+
+/** The hex with one byte in its middle changed. */
+function flipByte(hex: string): string {
+  const at = 2 + 2 * Math.floor((hex.length - 2) / 4);
+  const byte = Number.parseInt(hex.slice(at, at + 2), 16) ^ 0xff;
+  return `${hex.slice(0, at)}${byte.toString(16).padStart(2, "0")}${hex.slice(at + 2)}`;
+}
+
+/** The history rows' transaction hashes, top to bottom. */
+const rowHashes = (page: Page): Promise<(string | null)[]> =>
+  page.locator("#history tbody tr").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-hash")));
+
+/** Written as carol's profile name: markup, to show it stays text. */
+const CAROL_NAME = "Carol <b>bold</b>";
+
 /** The number shown with thousands separators, as a number. */
 const shownNumber = (text: string | null): number => Number((text ?? "").replaceAll(",", ""));
 
@@ -67,8 +87,20 @@ describe("explorer (Chromium)", () => {
   const accounts = devAccounts();
   const alice = account(accounts, 1);
   const bob = account(accounts, 2);
+  const carol = account(accounts, 5);
+  /** The block that wrote carol's first profile. */
+  let profileBlock = -1;
   let firstHash = "";
   let firstBlock = -1;
+
+  /**
+   * Opens the explorer at `route` in a new document: after a mere hash change the previous view
+   * stays on screen until the new one renders, and a wait could match what it still shows.
+   */
+  const openExplorer = async (route: string): Promise<void> => {
+    await page.goto("about:blank");
+    await page.goto(`${node?.url}/explorer#${route}`);
+  };
 
   after(async () => {
     await browser?.close();
@@ -105,6 +137,15 @@ describe("explorer (Chromium)", () => {
     page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
     page.on("console", (message) => {
       if (message.type() === "error") problems.push(`console error: ${message.text()}`);
+    });
+    // Not every violation reaches the console (a refused WebAssembly compile does not): the
+    // document's own securitypolicyviolation events report each one.
+    await page.exposeFunction("reportCspViolation", (text: string) =>
+      problems.push(`CSP violation: ${text}`),
+    );
+    await page.addInitScript({
+      content: `document.addEventListener("securitypolicyviolation", (event) =>
+        window.reportCspViolation(event.violatedDirective + " " + event.blockedURI));`,
     });
     mkdirSync(OUTPUT, { recursive: true });
   });
@@ -234,6 +275,171 @@ describe("explorer (Chromium)", () => {
       (await page.locator("#view pre").textContent())?.includes(markup),
       "the value is shown as written",
     );
+  });
+
+  it("lists an account's history newest first, a page at a time, and shows its /users data as text", async () => {
+    const wallet = client.wallet(carol.privateKey);
+    const transfer = await wallet.transfer(bob.address, 7);
+    // 26 writes in one block and a profile after them: more than the page of 25 the explorer asks for.
+    const items = await wallet.sendBatch(
+      Array.from({ length: 26 }, (_, i) => ({ ref: `/users/${carol.address}/items/n${i}`, value: i })),
+    );
+    const profile = await wallet.setUserData("profile", { name: CAROL_NAME, langs: ["en", "fr"], age: 41 });
+    const committed = await Promise.all(
+      [transfer, ...items, profile].map((hash) => client.waitForTransaction(hash, { timeoutMs: WAIT_MS })),
+    );
+    profileBlock = committed.at(-1)?.block_number ?? -1;
+    const newestFirst = committed
+      .sort((a, b) => b.block_number - a.block_number || b.index - a.index)
+      .map((tx) => tx.hash);
+
+    await openExplorer(`/address/${carol.address}`);
+    const rows = page.locator("#history tbody tr");
+    await page.locator("#history-older").waitFor();
+    assert.deepEqual(await rowHashes(page), newestFirst.slice(0, 25), "the first page: the newest 25");
+    await page.locator("#history-older").click();
+    await page.locator("#history-older").waitFor({ state: "hidden" });
+    assert.equal(await rows.count(), newestFirst.length);
+    assert.deepEqual(await rowHashes(page), newestFirst, "both pages: every transaction once, newest first");
+    assert.match((await page.locator("#history-status").textContent()) ?? "", /that is all/);
+    assert.equal(
+      await rows.last().locator(".badge").textContent(),
+      "sent",
+      "the oldest row is carol's transfer to bob",
+    );
+    // A data write links to its path at the block that wrote it.
+    const write = page.locator(`#history tbody tr[data-hash="${profile}"] a[href^="#/state/"]`);
+    assert.equal(
+      await write.getAttribute("href"),
+      `#/state/users/${carol.address}/profile?block=${profileBlock}`,
+    );
+
+    // The data under /users/<carol>: keys and values as text, keys linking to the path browser.
+    const data = page.locator("#account-data-value");
+    const name = data.locator('li[data-key="profile"] li[data-key="name"]');
+    await name.waitFor();
+    assert.equal(await name.locator("code").textContent(), JSON.stringify(CAROL_NAME));
+    assert.equal(await data.locator("b").count(), 0, "no element was made from the value");
+    assert.equal(await data.locator('li[data-key="items"] > ul > li').count(), 26);
+    assert.equal(
+      await data.locator('a.json-key:text-is("profile")').getAttribute("href"),
+      `#/state/users/${carol.address}/profile`,
+    );
+    await page.screenshot({ path: join(OUTPUT, "explorer-account.png"), fullPage: true });
+
+    // The same transfer, seen from the side that received it.
+    await openExplorer(`/address/${bob.address}`);
+    const received = page.locator(`#history tbody tr[data-hash="${transfer}"]`);
+    await received.waitFor();
+    assert.equal(await received.locator(".badge").textContent(), "received");
+    assert.equal(await page.locator("#history tbody tr").first().getAttribute("data-hash"), transfer);
+  });
+
+  it("browses the data tree: child links, breadcrumbs, a leaf, live at the head, a past height, an empty path", async () => {
+    await openExplorer("/state");
+    await page.locator('#state-roots a[href="#/state/users"]').click();
+    await page.locator(`#state-children a[href="#/state/users/${carol.address}"]`).click();
+    await page.locator(`#state-children a[href="#/state/users/${carol.address}/profile"]`).click();
+    await page.locator(`#state-children a[href="#/state/users/${carol.address}/profile/name"]`).click();
+    const leaf = page.locator('#state-value[data-kind="leaf"]');
+    await leaf.waitFor();
+    assert.equal(await leaf.textContent(), JSON.stringify(CAROL_NAME));
+    assert.deepEqual(
+      await page.locator("#breadcrumbs a").allTextContents(),
+      ["/", "users", carol.address, "profile"],
+      "each parent path, linked",
+    );
+
+    // At the head the page follows the value: a new write shows without a reload.
+    const renamed = await client.wallet(carol.privateKey).setUserData("profile/name", "Carol II");
+    const written = await client.waitForTransaction(renamed, { timeoutMs: WAIT_MS });
+    await page.locator('#state-value[data-kind="leaf"]', { hasText: '"Carol II"' }).waitFor();
+    await page.locator("#state-height", { hasText: `#${written.block_number}` }).waitFor();
+
+    // The value at the height where the first name was written, through the form.
+    await page.locator("#state-block").fill(String(profileBlock));
+    await page.locator("#state-form button[type=submit]").click();
+    await page.waitForURL(new RegExp(`\\?block=${profileBlock}$`));
+    await page.locator('#state-value[data-kind="leaf"]', { hasText: JSON.stringify(CAROL_NAME) }).waitFor();
+    await page.locator("#breadcrumbs a", { hasText: "profile" }).click();
+    await page.waitForURL(new RegExp(`/profile\\?block=${profileBlock}$`));
+    await page.locator('#state-value[data-kind="object"] #state-children tr[data-key="langs"]').waitFor();
+
+    // A path with nothing stored, found through the search box.
+    await page.locator("#search-input").fill(`/users/${carol.address}/nothing-here`);
+    await page.locator("#search-input").press("Enter");
+    await page.locator('#state-value[data-state="empty"]').waitFor();
+    await page.screenshot({ path: join(OUTPUT, "explorer-state.png"), fullPage: true });
+  });
+
+  it("proves values in the page: verified against the block's state root with the client's verifier", async () => {
+    const cases = [
+      ["a leaf", `users/${carol.address}/profile/name`],
+      ["a subtree", `users/${carol.address}/profile`],
+      ["an absence", `users/${carol.address}/nothing-here`],
+    ];
+    for (const [what, path] of cases) {
+      await openExplorer(`/state/${path}?block=${profileBlock}`);
+      await page.locator("#prove").click();
+      const verdict = page.locator('#proof-verdict[data-state="verified"]');
+      await verdict.waitFor();
+      const block = await client.getBlockByNumber({ number: profileBlock });
+      assert.ok(
+        (await verdict.textContent())?.includes(`block #${profileBlock}'s state root ${block?.state_root}`),
+        `${what}: verified against block ${profileBlock}'s state root`,
+      );
+      assert.equal(await page.locator('#proof-steps li[data-ok="false"]').count(), 0, what);
+      assert.equal(
+        await page.locator('#proof-steps li[data-ok="true"]').count(),
+        5,
+        `${what}: every check ran`,
+      );
+      if (what === "a leaf")
+        await page.screenshot({ path: join(OUTPUT, "explorer-proof.png"), fullPage: true });
+    }
+  });
+
+  it("shows a proof altered in transit as not verified", async () => {
+    // Flip one byte in the middle of the proof's last trie node (the leaf), or change the value:
+    // the page must catch either, whatever the node says.
+    const alterations: [string, (result: ProofAnswer) => void][] = [
+      [
+        "a byte of a trie node",
+        (result) => {
+          const last = result.proof.length - 1;
+          result.proof[last] = flipByte(result.proof[last] ?? "");
+        },
+      ],
+      [
+        "the value",
+        (result) => {
+          result.value = "Mallory";
+        },
+      ],
+    ];
+    for (const [what, alter] of alterations) {
+      await page.route(
+        (url) => url.pathname === "/",
+        async (route) => {
+          const call = route.request().postDataJSON() as { method?: string } | null;
+          if (call?.method !== "chain_getProof") return route.continue();
+          const response = await route.fetch();
+          const reply = (await response.json()) as { result: ProofAnswer };
+          alter(reply.result);
+          await route.fulfill({ response, json: reply });
+        },
+      );
+      await openExplorer(`/state/users/${carol.address}/profile/name?block=${profileBlock}`);
+      await page.locator("#prove").click();
+      const verdict = page.locator('#proof-verdict[data-state="failed"]');
+      await verdict.waitFor();
+      assert.match((await verdict.textContent()) ?? "", /^Not verified: the trie nodes do not prove/, what);
+      assert.equal(await page.locator('#proof-steps li[data-ok="false"]').count(), 1, what);
+      if (what === "a byte of a trie node") {
+        await page.screenshot({ path: join(OUTPUT, "explorer-proof-failed.png"), fullPage: true });
+      }
+      await page.unrouteAll();
+    }
   });
 
   it("says not found for an unknown hash, transaction or account", async () => {
