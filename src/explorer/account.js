@@ -89,16 +89,30 @@ function dataSection(address, live, ctx) {
   const segments = ["users", address];
   const ref = `/users/${address}`;
   const body = h("div", { id: "account-data-value" }, h("p", { class: "muted" }, "Loading…"));
-  const draw = (value) =>
+  let shown = -1;
+  const draw = (value, height) => {
+    // A re-read may answer after a newer notification: never go back to an older block.
+    if (height < shown) return;
+    shown = height;
     body.replaceChildren(
       value === null
         ? h("p", { class: "muted", "data-state": "empty" }, `Nothing stored under ${ref}.`)
         : jsonTree(value, segments),
     );
-  rpc("chain_getValue", { ref }).then(draw, (error) =>
-    body.replaceChildren(failure(`Could not read ${ref}`, error)),
+  };
+  const read = async () => {
+    try {
+      const head = await rpc("chain_getRecentBlockNumber");
+      draw(await rpc("chain_getValue", { ref, block_number: head }), head);
+    } catch (error) {
+      body.replaceChildren(failure(`Could not read ${ref}`, error));
+    }
+  };
+  read();
+  // Read again once subscribed, and after a reconnect: nothing is replayed.
+  ctx.onLeave(
+    live.subscribe({ topic: "value", ref }, (update) => draw(update.value, update.block_number), read),
   );
-  ctx.onLeave(live.subscribe({ topic: "value", ref }, (update) => draw(update.value)));
   return h(
     "section",
     { id: "account-data" },

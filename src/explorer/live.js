@@ -1,5 +1,5 @@
-import { RpcError, request } from "./rpc.js";
 // The page's one WebSocket (/ws): JSON-RPC calls and chain_subscribe notifications (docs/websocket.md).
+import { RpcError, request } from "./rpc.js";
 
 /**
  * One WebSocket for the page. Subscriptions survive reconnects: their params are kept and sent
@@ -74,16 +74,24 @@ export class LiveFeed {
   async start(sub) {
     try {
       const id = await this.call("chain_subscribe", sub.params);
-      if (this.subscriptions.has(sub)) sub.id = id;
-      else this.call("chain_unsubscribe", { subscription: id }).catch(() => {});
+      if (this.subscriptions.has(sub)) {
+        sub.id = id;
+        sub.onStart?.();
+      } else {
+        this.call("chain_unsubscribe", { subscription: id }).catch(() => {});
+      }
     } catch {
       // Not connected any more: the next "open" subscribes again.
     }
   }
 
-  /** Subscribes; returns the function that ends it. */
-  subscribe(params, onResult) {
-    const sub = { params, onResult, id: null };
+  /**
+   * Subscribes; returns the function that ends it. `onStart`, if given, runs each time the
+   * subscription is in place (first, and after each reconnect): nothing is replayed, so what
+   * changed before then is for the caller to read again.
+   */
+  subscribe(params, onResult, onStart) {
+    const sub = { params, onResult, onStart, id: null };
     this.subscriptions.add(sub);
     if (this.open) this.start(sub);
     return () => {

@@ -190,7 +190,11 @@ export async function stateView(ctx, live, path = "") {
   const kind = h("span", { id: "state-kind" });
   const content = h("div", {});
   const proof = h("div", {});
+  let shown = -1;
   const show = (newValue, newHeight) => {
+    // A re-read may answer after a newer notification: never go back to an older block.
+    if (newHeight < shown) return;
+    shown = newHeight;
     at.replaceChildren(blockLink(newHeight), fixed === undefined ? " (head, live)" : "");
     kind.textContent = kindOf(newValue);
     content.replaceChildren(valueBlock(newValue, segments, fixed));
@@ -209,6 +213,17 @@ export async function stateView(ctx, live, path = "") {
     proof,
   );
   if (fixed === undefined) {
-    ctx.onLeave(live.subscribe({ topic: "value", ref }, (update) => show(update.value, update.block_number)));
+    // Once subscribed (and after a reconnect), read again what may have changed unseen.
+    const reread = async () => {
+      const head = await rpc("chain_getRecentBlockNumber");
+      if (head > shown) show(await rpc("chain_getValue", { ref, block_number: head }), head);
+    };
+    ctx.onLeave(
+      live.subscribe(
+        { topic: "value", ref },
+        (update) => show(update.value, update.block_number),
+        () => reread().catch(() => {}),
+      ),
+    );
   }
 }
