@@ -102,7 +102,11 @@ export class StateReads {
     const own = this.proveLeaf(at.rootId, path);
     if (own.value !== undefined) return { ...base, value: own.value, proof: own.proof };
     const reader = at.isHead ? this.store : this.pastReader(at.block, at.rootId);
-    const below = boundedLeavesBelow(reader, path, this.limits.maxProofLeaves);
+    // In JavaScript's string order, as clients check it (LMDB's UTF-8 byte order differs only
+    // where characters above U+FFFF meet U+E000–U+FFFF).
+    const below = boundedLeavesBelow(reader, path, this.limits.maxProofLeaves).sort(([a], [b]) =>
+      a < b ? -1 : a > b ? 1 : 0,
+    );
     if (below.length === 0) return { ...base, value: null, proof: own.proof };
     const leaves = below.map(([ref]): LeafProof => {
       const leaf = this.proveLeaf(at.rootId as number, ref);

@@ -14,12 +14,12 @@ export interface LeafReader {
 }
 
 /** The segments writes normalise to checksum addresses (operation.ts): reads do the same. */
-const ADDRESS_SEGMENTS: Readonly<Record<string, readonly number[]>> = {
-  account: [1],
-  transfer: [1, 2],
-  staking: [1],
-  users: [1],
-};
+const ADDRESS_SEGMENTS: ReadonlyMap<string, readonly number[]> = new Map([
+  ["account", [1]],
+  ["transfer", [1, 2]],
+  ["staking", [1]],
+  ["users", [1]],
+]);
 
 /**
  * The path a read names, as writes store it: one leading slash, no trailing one, addresses in
@@ -29,7 +29,8 @@ const ADDRESS_SEGMENTS: Readonly<Record<string, readonly number[]>> = {
 export function normalizeReadPath(ref: string): string | undefined {
   const segments = parsePath(ref);
   if (segments === undefined) return undefined;
-  for (const at of ADDRESS_SEGMENTS[segments[0] as string] ?? []) {
+  // A Map, not an object literal: a path named /constructor or /__proto__ is data, not a lookup of Object's.
+  for (const at of ADDRESS_SEGMENTS.get(segments[0] as string) ?? []) {
     const segment = segments[at];
     const address = segment === undefined ? undefined : normalizeAddressSegment(segment);
     if (address !== undefined) segments[at] = address;

@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { NODE_VERSION } from "../node/index.ts";
 import { backupCommand } from "./commands/backup.ts";
 import { balanceCommand } from "./commands/balance.ts";
+import { getCommand } from "./commands/get.ts";
 import { configCommand } from "./commands/config.ts";
 import { devCommand } from "./commands/dev.ts";
 import { exportCommand } from "./commands/export.ts";
@@ -29,6 +30,7 @@ const program = new Command("chain-node")
   .addCommand(snapshotCommand())
   .addCommand(txCommand())
   .addCommand(balanceCommand())
+  .addCommand(getCommand())
   .addCommand(versionCommand());
 
 try {

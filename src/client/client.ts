@@ -2,6 +2,7 @@ import { type BatchResults, sendBatch } from "./batch.ts";
 import { createMethods, type NodeMethods, type RequestFn } from "./methods.ts";
 import { createHttpTransport, type TransportOptions } from "./transport.ts";
 import type { ConfirmedTransaction, Hash, RpcCall } from "./types.ts";
+import { getVerifiedValue, type VerifiedReadOptions, type VerifiedValue } from "./verifiedRead.ts";
 import { type WaitOptions, waitForTransaction } from "./wait.ts";
 import { createWallet, type Wallet } from "./wallet.ts";
 
@@ -22,6 +23,11 @@ export interface Client extends NodeMethods {
   waitForTransaction(hash: Hash, options?: WaitOptions): Promise<ConfirmedTransaction>;
   /** A wallet signing with this key and sending through this client. */
   wallet(privateKey: string | Uint8Array): Wallet;
+  /**
+   * The value at `ref`, proven against a block header (see verifiedRead.ts): with
+   * `trusted_block_hash`, proven to be in that block's state; throws ProofVerificationError.
+   */
+  getVerifiedValue(ref: string, options?: VerifiedReadOptions): Promise<VerifiedValue>;
 }
 
 /**
@@ -39,6 +45,7 @@ export function connect(url: string, options: ConnectOptions = {}): Client {
     batch: (calls) => sendBatch(transport, calls),
     waitForTransaction: (hash, waitOptions) => waitForTransaction(methods, hash, waitOptions),
     wallet: (privateKey) => createWallet(methods, privateKey),
+    getVerifiedValue: (ref, readOptions) => getVerifiedValue(methods, ref, readOptions),
   };
   return client;
 }

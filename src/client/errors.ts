@@ -193,3 +193,40 @@ export class WaitTimeoutError extends ClientError {
     this.pending = pending;
   }
 }
+
+/** Why a proof did not verify (`ProofVerificationError.reason`). */
+export type ProofFailureReason =
+  /** The result is not of the agreed shape: a member missing or mistyped, bad hex, unsorted leaves. */
+  | "malformed_result"
+  /** A proof node is not canonical RLP, or not a trie node of the shape its place requires. */
+  | "malformed_node"
+  /** The first node does not hash to the state root (or the result names another state root). */
+  | "root_mismatch"
+  /** A node does not hash to the reference its parent holds. */
+  | "hash_mismatch"
+  /** The proof ends before the key's path reaches a leaf or a proven gap. */
+  | "incomplete_proof"
+  /** Nodes follow the end of the key's path: a proof carries nothing it does not use. */
+  | "extra_nodes"
+  /** The value the result states is not the value the proof proves. */
+  | "value_mismatch"
+  /** The result answers another path than the one asked, or a leaf lies outside the subtree. */
+  | "ref_mismatch"
+  /** The block header does not hash to its hash or the trusted one, or names another state root or height. */
+  | "header_mismatch";
+
+/**
+ * A proof, or the header it was checked against, did not verify: nothing in the answer may be
+ * trusted. `ref` names the path whose proof failed (a subtree's leaf, for a leaf's proof).
+ */
+export class ProofVerificationError extends ClientError {
+  override name = "ProofVerificationError";
+  readonly reason: ProofFailureReason;
+  readonly ref: string | undefined;
+
+  constructor(reason: ProofFailureReason, message: string, ref?: string) {
+    super(ref === undefined ? message : `${ref}: ${message}`);
+    this.reason = reason;
+    this.ref = ref;
+  }
+}

@@ -10,8 +10,15 @@
  *   const client = connect("http://127.0.0.1:8080");
  *   const hash = await client.wallet(privateKey).transfer(to, 100);
  *   const tx = await client.waitForTransaction(hash);
+ *
+ * Proofs: `verifyProof(stateRoot, proofResult)` checks a chain_getProof answer, and
+ * `client.getVerifiedValue(ref, { trusted_block_hash })` reads a value proven to be in a block's
+ * state (docs/client.md, "Verified reads"). Their files (proof.ts, trieProof.ts, rlp.ts,
+ * bytes.ts, ref.ts, blockHash.ts, verifiedRead.ts) use no Node-only API, for bundling into a
+ * browser page.
  */
 export type { BatchEntry, BatchResults } from "./batch.ts";
+export { hashBlockHeader } from "./blockHash.ts";
 export { type Client, type ConnectOptions, connect } from "./client.ts";
 export {
   ClientError,
@@ -23,6 +30,8 @@ export {
   MethodNotFoundError,
   type OpenUnion,
   ParseError,
+  type ProofFailureReason,
+  ProofVerificationError,
   RPC_ERROR_CODES,
   RpcError,
   type RpcErrorObject,
@@ -33,6 +42,8 @@ export {
   WaitTimeoutError,
 } from "./errors.ts";
 export type { NodeMethods, RequestFn } from "./methods.ts";
+export { verifyProof } from "./proof.ts";
+export { normalizeRef } from "./ref.ts";
 export { DEFAULT_TIMEOUT_MS, type TransportOptions } from "./transport.ts";
 export type {
   Address,
@@ -45,6 +56,8 @@ export type {
   NodeInfo,
   PendingTransaction,
   PendingTransactionEntry,
+  ProofLeaf,
+  ProofResult,
   RpcCall,
   RpcMethodName,
   RpcMethods,
@@ -56,7 +69,9 @@ export type {
   Transaction,
   TransactionBody,
   TransactionResult,
+  ValueQuery,
 } from "./types.ts";
+export { getVerifiedValue, type VerifiedReadOptions, type VerifiedValue } from "./verifiedRead.ts";
 export {
   DEFAULT_POLL_MS,
   DEFAULT_WAIT_TIMEOUT_MS,

@@ -4,14 +4,17 @@ import type {
   BlockHeader,
   ConfirmedTransaction,
   Hash,
+  JsonValue,
   NodeInfo,
   PendingTransaction,
   PendingTransactionEntry,
+  ProofResult,
   RpcMethodName,
   RpcParamsArgs,
   RpcResult,
   SignedTransaction,
   Transaction,
+  ValueQuery,
 } from "./types.ts";
 
 /**
@@ -76,6 +79,10 @@ export interface NodeMethods {
   getNonce(params: { address: Address }): Promise<number>;
   /** chain_isValidator: whether the address is in the current validator set. */
   isValidator(params: { address: Address }): Promise<boolean>;
+  /** chain_getValue: the JSON at `ref` (a leaf, or the subtree as one object; null if nothing), at the head or `block_number`. */
+  getValue(params: ValueQuery): Promise<JsonValue>;
+  /** chain_getProof: the value at `ref` with its Merkle proof against the block's state root (check it with verifyProof). */
+  getProof(params: ValueQuery): Promise<ProofResult>;
   /** net_listening: whether the peer-to-peer listener is open. */
   isListening(): Promise<boolean>;
   /** net_nodeInfo. */
@@ -129,6 +136,8 @@ export function createMethods(request: RequestFn): NodeMethods {
     getConsensusStakeAmount: (params) => request("chain_getConsensusStakeAmount", params),
     getNonce: (params) => request("chain_getNonce", params),
     isValidator: (params) => request("chain_isValidator", params),
+    getValue: (params) => request("chain_getValue", params),
+    getProof: (params) => request("chain_getProof", params),
     isListening: () => request("net_listening"),
     getNodeInfo: () => request("net_nodeInfo"),
     getPeerCount: () => request("net_peerCount"),

@@ -116,6 +116,37 @@ export interface NodeInfo {
   version: string;
 }
 
+/**
+ * `chain_getProof`: the value at `ref` in the state of one block, and the Merkle proof of it
+ * against that block's `state_root` (verify with `verifyProof`). `proof` holds the RLP trie nodes
+ * (hex) from the root down the path of keccak256(utf8(ref)), root first: of the leaf, or of its
+ * absence. For a subtree, `leaves` lists every leaf below `ref` with its own proof, sorted by ref,
+ * `proof` proves `ref` itself is no leaf, and `value` is the object the leaves rebuild.
+ */
+export interface ProofResult {
+  block_number: number;
+  block_hash: Hash;
+  state_root: Hash;
+  /** The path, normalised: one leading slash, no trailing one, account segments in checksum form. */
+  ref: string;
+  value: JsonValue;
+  proof: string[];
+  leaves?: ProofLeaf[];
+}
+
+/** One leaf of a subtree's proof: a non-object value at its full path. */
+export interface ProofLeaf {
+  ref: string;
+  value: JsonValue;
+  proof: string[];
+}
+
+/** Params of `chain_getValue` and `chain_getProof`; `block_number` omitted: the head. */
+export interface ValueQuery {
+  ref: string;
+  block_number?: number;
+}
+
 interface ByNumber {
   number: number;
 }
@@ -165,6 +196,8 @@ export interface RpcMethods {
   chain_getConsensusStakeAmount: { params: ByAddress; result: number };
   chain_getNonce: { params: ByAddress; result: number };
   chain_isValidator: { params: ByAddress; result: boolean };
+  chain_getValue: { params: ValueQuery; result: JsonValue };
+  chain_getProof: { params: ValueQuery; result: ProofResult };
   net_listening: { params: undefined; result: boolean };
   net_nodeInfo: { params: undefined; result: NodeInfo };
   net_peerCount: { params: undefined; result: number };

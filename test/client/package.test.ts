@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { TestNode } from "../helpers/testNode.ts";
 import { accountAt, DEV_BALANCE } from "../rpc/support.ts";
+import { buildState, proofResult } from "./proofSupport.ts";
 import { startClientNode } from "./support.ts";
 
 /**
@@ -45,13 +46,40 @@ const balance = await client.getBalance({ address: to });
 console.log(JSON.stringify({ chainId: await client.getChainId(), nonce: tx.nonce, code: tx.result.code, reason, balance }));
 `;
 
+/** Verifies proof results given in a file: the value, or the failure's reason. */
+const VERIFY_SCRIPT = `
+import { readFileSync } from "node:fs";
+import { ProofVerificationError, verifyProof } from "chain-node/client";
+const { root, results } = JSON.parse(readFileSync(process.argv[2], "utf8"));
+console.log(JSON.stringify(results.map((result) => {
+  try {
+    return { value: verifyProof(root, result) };
+  } catch (error) {
+    return { reason: error instanceof ProofVerificationError ? error.reason : String(error) };
+  }
+})));
+`;
+
 const CONSUMER_TYPES = `
-import { type Block, connect, type Transaction, TransactionRejectedError } from "chain-node/client";
+import {
+  type Block,
+  connect,
+  type JsonValue,
+  type ProofResult,
+  ProofVerificationError,
+  type Transaction,
+  TransactionRejectedError,
+  verifyProof,
+} from "chain-node/client";
 const client = connect("http://127.0.0.1:8080");
 export const recent: Promise<Block<Transaction>> = client.getRecentBlock();
 export const balance: Promise<number> = client.getBalance({ address: "0x00000000000000000000000000000000000000aa" });
 export const isRejection = (error: unknown): string | undefined =>
   error instanceof TransactionRejectedError ? error.reason : undefined;
+export const proven = (root: string, result: ProofResult): JsonValue => verifyProof(root, result);
+export const verified = client.getVerifiedValue("/users", { trusted_block_hash: "0x00" }).then((read) => read.value);
+export const failedBecause = (error: unknown): string | undefined =>
+  error instanceof ProofVerificationError ? error.reason : undefined;
 // @ts-expect-error an unknown method does not type-check
 client.request("chain_noSuchMethod");
 // @ts-expect-error a missing param does not type-check
@@ -84,11 +112,16 @@ describe("chain-node/client as a package", () => {
     assert.deepEqual(JSON.parse(out), ["function", true, "function"]);
   });
 
-  it("works from a project outside the repo: connect, transfer, wait, a typed rejection", async () => {
+  /** What `npm install <path to this repo>` makes: a link in node_modules. */
+  function linkPackage(): void {
+    if (existsSync(join(consumer, "node_modules"))) return;
     mkdirSync(join(consumer, "node_modules"));
-    // What `npm install <path to this repo>` makes: a link in node_modules.
     symlinkSync(REPO, join(consumer, "node_modules/chain-node"), "dir");
     writeFileSync(join(consumer, "package.json"), JSON.stringify({ type: "module", private: true }));
+  }
+
+  it("works from a project outside the repo: connect, transfer, wait, a typed rejection", async () => {
+    linkPackage();
     writeFileSync(join(consumer, "consumer.js"), CONSUMER_SCRIPT);
     const [alice, bob] = [accountAt(t, 1), accountAt(t, 2)];
     const out = await node(["consumer.js", t.url, alice.privateKey, bob.address], consumer);
@@ -99,6 +132,20 @@ describe("chain-node/client as a package", () => {
       reason: "insufficient_balance",
       balance: DEV_BALANCE + 42,
     });
+  });
+
+  it("verifies proofs with the compiled verifier, from a project outside the repo", async () => {
+    linkPackage();
+    const state = await buildState([
+      ["/users/a", [1, "b"]],
+      ["/users/c", "d"],
+    ]);
+    const present = await proofResult(state, "/users/a");
+    const results = [present, await proofResult(state, "/users/x"), { ...present, value: 2 }];
+    writeFileSync(join(consumer, "proofs.json"), JSON.stringify({ root: state.root, results }));
+    writeFileSync(join(consumer, "verify.js"), VERIFY_SCRIPT);
+    const out = await node(["verify.js", "proofs.json"], consumer);
+    assert.deepEqual(JSON.parse(out), [{ value: [1, "b"] }, { value: null }, { reason: "value_mismatch" }]);
   });
 
   it("type-checks a consumer against the export's declaration files", async () => {

@@ -1,11 +1,14 @@
-// `chain-node tx …` and `chain-node balance` against a running dev node, as an operator types them.
+// `chain-node tx …`, `chain-node balance` and `chain-node get` against a running dev node, as an operator types them.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { connect } from "../../src/client/index.ts";
 import { freePort, type NodeProcess, rpc, spawnNode } from "../helpers/process.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -34,7 +37,7 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
   });
 }
 
-describe("chain-node tx and balance", () => {
+describe("chain-node tx, balance and get", () => {
   const home = mkdtempSync(join(tmpdir(), "chain-node-txcli-"));
   let node: NodeProcess | undefined;
   let url = "";
@@ -192,6 +195,86 @@ describe("chain-node tx and balance", () => {
     const noKey = await cli(["tx", "transfer", "--to", RECIPIENT, "--amount", "1", "--rpc-url", url]);
     assert.equal(noKey.code, 1);
     assert.match(noKey.stderr, /name the signing key/);
+  });
+
+  it("get reads a value at the head and at a past height, and --prove verifies it", async () => {
+    const client = connect(url);
+    const wallet = client.wallet(KEY);
+    const profile = `profile-${Date.now()}`;
+    const first = await client.waitForTransaction(await wallet.setUserData(profile, { name: "ada", n: 1 }));
+    await client.waitForTransaction(await wallet.setUserData(`${profile}/name`, "grace"));
+    const ref = `/users/${SENDER.toLowerCase()}/${profile}`;
+
+    const head = await cli(["get", ref, "--rpc-url", url]);
+    assert.equal(head.code, 0, head.stderr);
+    assert.deepEqual(JSON.parse(head.stdout), { name: "grace", n: 1 });
+    const past = await cli(["get", ref, "--height", String(first.block_number), "--rpc-url", url, "--json"]);
+    assert.deepEqual(JSON.parse(past.stdout), { name: "ada", n: 1 });
+
+    const proven = await cli(["get", `${ref}/name`, "--prove", "--rpc-url", url]);
+    assert.equal(proven.code, 0, proven.stderr);
+    assert.equal(JSON.parse(proven.stdout), "grace");
+    assert.match(
+      proven.stderr,
+      /^verified: \/users\/0x70997970C51812dc3A010C7d01b50e0d17dc79C8\/profile-\d+\/name in block \d+/,
+    );
+    const trusted = await cli([
+      "get",
+      `${ref}/name`,
+      "--trusted-block-hash",
+      first.block_hash,
+      "--rpc-url",
+      url,
+      "--json",
+    ]);
+    assert.equal(trusted.code, 0, trusted.stderr);
+    assert.deepEqual(JSON.parse(trusted.stdout), {
+      ref: `/users/${SENDER}/${profile}/name`,
+      value: "ada",
+      block_number: first.block_number,
+      block_hash: first.block_hash,
+      state_root: JSON.parse(trusted.stdout).state_root,
+      verified: true,
+    });
+
+    const future = await cli(["get", ref, "--height", "99999999", "--rpc-url", url]);
+    assert.equal(future.code, 1);
+    assert.match(future.stderr, /invalid_params: chain_getValue: block 99999999 is above the head/);
+  });
+
+  it("get --prove refuses a node that answers a different value than its proof shows", async () => {
+    // A node that lies: chain_getProof answers pass through it with the value changed.
+    const liar = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const upstream = await fetch(url, {
+        method: "POST",
+        body: Buffer.concat(chunks),
+        headers: { "content-type": "application/json" },
+      });
+      const reply = (await upstream.json()) as { result?: { value?: unknown; proof?: unknown } };
+      if (
+        reply.result !== undefined &&
+        reply.result !== null &&
+        typeof reply.result === "object" &&
+        "proof" in reply.result
+      ) {
+        reply.result.value = 1_000_000_000;
+      }
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(reply));
+    });
+    await new Promise<void>((resolve) => liar.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = liar.address() as AddressInfo;
+      const ref = `/account/${SENDER}/balance`;
+      const run = await cli(["get", ref, "--prove", "--rpc-url", `http://127.0.0.1:${port}`]);
+      assert.equal(run.code, 1);
+      assert.match(run.stderr, /proof does not verify \(value_mismatch\)/);
+      assert.equal(run.stdout, "");
+    } finally {
+      await new Promise((resolve) => liar.close(resolve));
+    }
   });
 
   it("an unreachable node is a one-line error", async () => {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { Agent, request } from "node:http";
 import { Ajv, type ValidateFunction } from "ajv";
 import fc from "fast-check";
+import { normalizeReadPath } from "../../src/chain/index.ts";
 
 /**
  * Hostile-input generators for the JSON-RPC endpoint and the checks every reply must pass
@@ -743,6 +744,19 @@ function expectItem(call: unknown, specs: ReadonlyMap<string, MethodSpec>): Item
       if (from > to) return refused(CODES.invalidParams, "invalid_params");
       if (to - from + 1 > MAX_BLOCK_RANGE) return refused(CODES.limitExceeded, "range_too_large");
       break;
+    }
+    case "chain_getValue":
+    case "chain_getProof": {
+      const { ref } = params as { ref: string };
+      if (normalizeReadPath(ref) === undefined) return refused(CODES.invalidParams, "invalid_params");
+      // A height above the head (-32602) or a subtree over the leaf limits (-32005) depends on the
+      // node's state at the time, not on the body alone.
+      return {
+        ids: [echo],
+        outcomes: ["result", CODES.invalidParams, CODES.limitExceeded],
+        spec,
+        method,
+      };
     }
     case "chain_sendSignedTransaction":
       // No input here carries a valid signature: every one must be refused (and change nothing).

@@ -128,6 +128,18 @@ describe("state reads at past heights, with proofs", () => {
       await store.close();
     }));
 
+  it("reads paths named like Object's own members as data", () =>
+    withDir(async (dir) => {
+      const store = new LmdbStore(dir);
+      await openChain(store);
+      const reads = new StateReads(store, LIMITS);
+      for (const path of ["/constructor/x", "/__proto__", "/toString", "/hasOwnProperty/a"]) {
+        assert.equal(reads.value(path), null, path);
+        assert.equal(reads.prove(path).value, null, path);
+      }
+      await store.close();
+    }));
+
   it("reads written paths in any address case, at the head and in the past", () =>
     withDir(async (dir) => {
       const store = new LmdbStore(dir);
