@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { type Client, connect } from "../../src/client/index.ts";
+import { type Client, type ConfirmedTransaction, connect } from "../../src/client/index.ts";
 import type { DerivedAccount } from "../../src/crypto/index.ts";
 import { devAccounts } from "../../src/node/index.ts";
 import { chromiumArgs, ensureChromium } from "../helpers/chromium.ts";
@@ -90,6 +90,8 @@ describe("explorer (Chromium)", () => {
   const carol = account(accounts, 5);
   /** The block that wrote carol's first profile. */
   let profileBlock = -1;
+  /** Every transaction carol sent, committed, in the order sent. */
+  const carolTxs: ConfirmedTransaction[] = [];
   let firstHash = "";
   let firstBlock = -1;
 
@@ -277,7 +279,7 @@ describe("explorer (Chromium)", () => {
     );
   });
 
-  it("lists an account's history newest first, a page at a time, and shows its /users data as text", async () => {
+  it("shows an account's /users data as a tree of text, linked to the path browser and kept live", async () => {
     const wallet = client.wallet(carol.privateKey);
     const transfer = await wallet.transfer(bob.address, 7);
     // 26 writes in one block and a profile after them: more than the page of 25 the explorer asks for.
@@ -285,14 +287,42 @@ describe("explorer (Chromium)", () => {
       Array.from({ length: 26 }, (_, i) => ({ ref: `/users/${carol.address}/items/n${i}`, value: i })),
     );
     const profile = await wallet.setUserData("profile", { name: CAROL_NAME, langs: ["en", "fr"], age: 41 });
-    const committed = await Promise.all(
-      [transfer, ...items, profile].map((hash) => client.waitForTransaction(hash, { timeoutMs: WAIT_MS })),
+    carolTxs.push(
+      ...(await Promise.all(
+        [transfer, ...items, profile].map((hash) => client.waitForTransaction(hash, { timeoutMs: WAIT_MS })),
+      )),
     );
-    profileBlock = committed.at(-1)?.block_number ?? -1;
-    const newestFirst = committed
+    profileBlock = carolTxs.at(-1)?.block_number ?? -1;
+
+    await openExplorer(`/address/${carol.address}`);
+    const data = page.locator("#account-data-value");
+    const name = data.locator('li[data-key="profile"] li[data-key="name"]');
+    await name.waitFor();
+    assert.equal(await name.locator("code").textContent(), JSON.stringify(CAROL_NAME));
+    assert.equal(await data.locator("b").count(), 0, "no element was made from the value");
+    assert.deepEqual(
+      await data
+        .locator('li[data-key="items"] > ul > li')
+        .evaluateAll((items) => items.map((item) => item.getAttribute("data-key"))),
+      Array.from({ length: 26 }, (_, i) => `n${i}`),
+      "keys in natural order",
+    );
+    assert.equal(
+      await data.locator('a.json-key:text-is("profile")').getAttribute("href"),
+      `#/state/users/${carol.address}/profile`,
+    );
+
+    // A write while the page is open shows without a reload (subscription topic "value").
+    const status = await wallet.setUserData("status", "away");
+    carolTxs.push(await client.waitForTransaction(status, { timeoutMs: WAIT_MS }));
+    await data.locator('li[data-key="status"]', { hasText: '"away"' }).waitFor();
+    await page.screenshot({ path: join(OUTPUT, "explorer-account.png"), fullPage: true });
+  });
+
+  it("lists an account's history newest first, a page at a time, from both sides of a transfer", async () => {
+    const newestFirst = [...carolTxs]
       .sort((a, b) => b.block_number - a.block_number || b.index - a.index)
       .map((tx) => tx.hash);
-
     await openExplorer(`/address/${carol.address}`);
     const rows = page.locator("#history tbody tr");
     await page.locator("#history-older").waitFor();
@@ -302,28 +332,19 @@ describe("explorer (Chromium)", () => {
     assert.equal(await rows.count(), newestFirst.length);
     assert.deepEqual(await rowHashes(page), newestFirst, "both pages: every transaction once, newest first");
     assert.match((await page.locator("#history-status").textContent()) ?? "", /that is all/);
+    const transfer = carolTxs[0]?.hash;
     assert.equal(
-      await rows.last().locator(".badge").textContent(),
-      "sent",
-      "the oldest row is carol's transfer to bob",
+      await rows.last().getAttribute("data-hash"),
+      transfer,
+      "the oldest: carol's transfer to bob",
     );
+    assert.equal(await rows.last().locator(".badge").textContent(), "sent");
     // A data write links to its path at the block that wrote it.
-    const write = page.locator(`#history tbody tr[data-hash="${profile}"] a[href^="#/state/"]`);
+    const profile = carolTxs.find((tx) => tx.operation.ref.endsWith("/profile"));
+    const write = page.locator(`#history tbody tr[data-hash="${profile?.hash}"] a[href^="#/state/"]`);
     assert.equal(
       await write.getAttribute("href"),
-      `#/state/users/${carol.address}/profile?block=${profileBlock}`,
-    );
-
-    // The data under /users/<carol>: keys and values as text, keys linking to the path browser.
-    const data = page.locator("#account-data-value");
-    const name = data.locator('li[data-key="profile"] li[data-key="name"]');
-    await name.waitFor();
-    assert.equal(await name.locator("code").textContent(), JSON.stringify(CAROL_NAME));
-    assert.equal(await data.locator("b").count(), 0, "no element was made from the value");
-    assert.equal(await data.locator('li[data-key="items"] > ul > li').count(), 26);
-    assert.equal(
-      await data.locator('a.json-key:text-is("profile")').getAttribute("href"),
-      `#/state/users/${carol.address}/profile`,
+      `#/state/users/${carol.address}/profile?block=${profile?.block_number}`,
     );
     await page.screenshot({ path: join(OUTPUT, "explorer-account.png"), fullPage: true });
 
