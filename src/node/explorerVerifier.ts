@@ -2,9 +2,10 @@ import { fileURLToPath } from "node:url";
 import type { Plugin } from "esbuild";
 
 /**
- * The explorer's proof verifier: the client package's own code (src/client/proof.ts and the
- * crypto it uses), bundled by esbuild into one browser ES module, so the page checks a proof with
- * exactly what a TypeScript client runs, not a copy that could drift from it.
+ * The explorer's proof verifier: the client package's own code (getVerifiedValue in
+ * src/client/verifiedRead.ts, verifyProof, and the crypto they use), bundled by esbuild into one
+ * browser ES module, so the page checks a proof with exactly what a TypeScript client runs, not a
+ * copy that could drift from it.
  *
  * Built on the first request for it, not at node start: most nodes never serve it, and a build
  * costs ~0.1-0.3 s of CPU. esbuild is the one tsx already installs (docs/decisions/004).
@@ -13,7 +14,7 @@ import type { Plugin } from "esbuild";
 const SRC_DIR = fileURLToPath(new URL("../", import.meta.url));
 
 /** What the page imports from /explorer/verifier.js (src/explorer/prove.js): the client's public surface. */
-const ENTRY = `export { hashBlockHeader, ProofVerificationError, verifyProof } from "./client/index.ts";\n`;
+const ENTRY = `export { getVerifiedValue, ProofVerificationError } from "./client/index.ts";\n`;
 
 /**
  * hash-wasm's WebAssembly cannot compile under the explorer's CSP (script-src 'self' has no

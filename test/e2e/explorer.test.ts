@@ -412,20 +412,40 @@ describe("explorer (Chromium)", () => {
       assert.equal(await page.locator('#proof-steps li[data-ok="false"]').count(), 0, what);
       assert.equal(
         await page.locator('#proof-steps li[data-ok="true"]').count(),
-        5,
+        4,
         `${what}: every check ran`,
       );
-      if (what === "a leaf")
+      if (what === "a leaf") {
         await page.screenshot({ path: join(OUTPUT, "explorer-proof.png"), fullPage: true });
+      }
     }
+  });
+
+  it("proves against a block hash the reader trusts, and refuses one of another block", async () => {
+    const block = await client.getBlockByNumber({ number: profileBlock });
+    const other = await client.getBlockByNumber({ number: profileBlock - 1 });
+    await openExplorer(`/state/users/${carol.address}/profile/name?block=${profileBlock}`);
+    await page.locator("#proof-trusted").fill(block?.hash ?? "");
+    await page.locator("#prove").click();
+    await page.locator('#proof-verdict[data-state="verified"]').waitFor();
+    await page
+      .locator("#proof-result", { hasText: `only the block hash you gave, ${block?.hash}` })
+      .waitFor();
+
+    await page.locator("#proof-trusted").fill(other?.hash ?? "");
+    await page.locator("#prove").click();
+    const refused = page.locator('#proof-verdict[data-state="failed"]');
+    await refused.waitFor();
+    assert.equal(await refused.getAttribute("data-reason"), "header_mismatch");
   });
 
   it("shows a proof altered in transit as not verified", async () => {
     // Flip one byte in the middle of the proof's last trie node (the leaf), or change the value:
     // the page must catch either, whatever the node says.
-    const alterations: [string, (result: ProofAnswer) => void][] = [
+    const alterations: [string, string, (result: ProofAnswer) => void][] = [
       [
         "a byte of a trie node",
+        "hash_mismatch",
         (result) => {
           const last = result.proof.length - 1;
           result.proof[last] = flipByte(result.proof[last] ?? "");
@@ -433,12 +453,13 @@ describe("explorer (Chromium)", () => {
       ],
       [
         "the value",
+        "value_mismatch",
         (result) => {
           result.value = "Mallory";
         },
       ],
     ];
-    for (const [what, alter] of alterations) {
+    for (const [what, reason, alter] of alterations) {
       await page.route(
         (url) => url.pathname === "/",
         async (route) => {
@@ -454,7 +475,8 @@ describe("explorer (Chromium)", () => {
       await page.locator("#prove").click();
       const verdict = page.locator('#proof-verdict[data-state="failed"]');
       await verdict.waitFor();
-      assert.match((await verdict.textContent()) ?? "", /^Not verified: the trie nodes do not prove/, what);
+      assert.equal(await verdict.getAttribute("data-reason"), reason, what);
+      assert.match((await verdict.textContent()) ?? "", new RegExp(`^Not verified \\(${reason}\\)`), what);
       assert.equal(await page.locator('#proof-steps li[data-ok="false"]').count(), 1, what);
       if (what === "a byte of a trie node") {
         await page.screenshot({ path: join(OUTPUT, "explorer-proof-failed.png"), fullPage: true });
