@@ -4,7 +4,7 @@
  */
 import { blockCharts } from "./charts.js";
 import { addressLink, blockLink, h, short, when } from "./dom.js";
-import { rpc, rpcBatch } from "./rpc.js";
+import { RpcError, rpc, rpcBatch } from "./rpc.js";
 
 /** Blocks in the table. */
 const LATEST = 20;
@@ -24,7 +24,21 @@ const blockRow = (block, fresh = false) =>
     h("td", {}, when(block.timestamp)),
   );
 
-const blocksBetween = (from, to) => (from > to ? [] : rpc("chain_getBlocks", { from, to }));
+/**
+ * Blocks from..to, ascending. A node that prunes (storage.retain_blocks, as few as 2) may no longer
+ * hold the first ones: the range then starts at the first block it keeps.
+ */
+async function blocksBetween(from, to) {
+  if (from > to) return [];
+  try {
+    return await rpc("chain_getBlocks", { from, to });
+  } catch (error) {
+    const first =
+      error instanceof RpcError && error.data?.reason === "pruned" ? error.data.first_available : undefined;
+    if (typeof first !== "number" || first <= from) throw error;
+    return first > to ? [] : rpc("chain_getBlocks", { from: first, to });
+  }
+}
 
 export async function homeView(ctx, live) {
   const [head, chainId, networkId] = await rpcBatch([
