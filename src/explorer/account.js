@@ -45,15 +45,11 @@ function historyRow(address, tx) {
 
 /** The history section: the first page now, older pages on "Older". */
 function historySection(address) {
-  const history = table(
-    [["Block"], ["Transaction"], [""], ["Operation"], ["Amount", "num"], ["Result"]],
-    [],
-    {
-      id: "history",
-    },
-  );
+  const headings = [["Block"], ["Transaction"], ["Side"], ["Operation"], ["Amount", "num"], ["Result"]];
+  const history = table(headings, [], { id: "history" });
   const tbody = history.tBodies[0];
-  const status = h("p", { class: "muted", id: "history-status" }, "Loading history…");
+  // A div: a failure shows in it as its own paragraph, and the next page's answer replaces it.
+  const status = h("div", { class: "muted", id: "history-status" }, "Loading history…");
   const older = h("button", { type: "button", id: "history-older", hidden: true }, "Older");
   const section = h("section", { id: "account-history" }, h("h2", {}, "History"), history, status, older);
   let cursor = null;
@@ -74,7 +70,7 @@ function historySection(address) {
           ? "No committed transactions."
           : `${amount(shown)} transaction${shown === 1 ? "" : "s"} shown, newest first${cursor === null ? "; that is all." : "."}`;
     } catch (error) {
-      status.replaceWith(failure("Could not load the history", error));
+      status.replaceChildren(failure("Could not load the history", error));
     } finally {
       older.disabled = false;
     }
