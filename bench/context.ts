@@ -25,7 +25,8 @@ export interface Settings {
     | "execution"
     | "disk"
     | "consensus"
-    | "join";
+    | "join"
+    | "history";
   /** Funded accounts in the state-reads node's genesis (issue 5: 1,000,000). */
   stateAccounts: number;
   /** Pre-signed ganache transfers for all ganache send runs together (bench/ganache.ts). */
@@ -84,6 +85,10 @@ export interface Settings {
   joinTimeoutS: number;
   /** When set, the join testnet's node logs are written there at the end. */
   joinLogDir: string | undefined;
+  /** History (bench/history.ts): transactions indexed (issue 18: 1,000,000). */
+  historyTxs: number;
+  /** Requests of each kind per run (and handler calls in-process). */
+  historySamples: number;
 }
 
 export interface BenchContext {

@@ -27,13 +27,17 @@
  *     20–300 ms message delays: simulated time and rounds per height.
  *  7. join (bench/join.ts): a node joins a chain whose genesis funds 1,000,000 accounts, by state
  *     sync against by replay from genesis.
+ *  8. history (bench/history.ts): chain_getTransactionsByAddress pages at 1,000,000 indexed
+ *     transactions, first and deep, against the same transactions fetched by hash; the index's
+ *     rebuild from the blocks (the schema-6 upgrade).
  *
  * Prints a Markdown table on stdout (progress on stderr) and writes bench/results/latest.json.
  * Every child process is stopped and every temporary home removed, also on failure and Ctrl-C.
  * Environment knobs: BENCH_DURATION_S (5), BENCH_WARMUP_S (1), BENCH_RUNS (3), BENCH_ADMISSION_TXS
  * (pre-signed transactions per admission run, 40000; also per run of our node against ganache),
  * BENCH_GANACHE_TXS (pre-signed ganache transfers for all its runs, 8000),
- * BENCH_ONLY (reads | state | admission | ganache | network | execution | disk | consensus | join),
+ * BENCH_ONLY (reads | state | admission | ganache | network | execution | disk | consensus | join |
+ * history), BENCH_HISTORY_TXS (1000000), BENCH_HISTORY_SAMPLES (2000),
  * BENCH_STATE_ACCOUNTS (1000000), BENCH_EXEC_BLOCKS (8), BENCH_EXEC_ACCOUNTS (1000000),
  * BENCH_EXEC_CPU_PROF_DIR, BENCH_SIM_HEIGHTS (10),
  * BENCH_NODE_CPU_PROF_DIR (dev nodes write CPU profiles there), BENCH_JOIN_ACCOUNTS (1000000),
@@ -54,6 +58,7 @@ import { killAllSync, ROOT, stopAll } from "./procs.ts";
 import { consensusSimScenarios } from "./consensusSim.ts";
 import { diskScenarios } from "./disk.ts";
 import { executionScenarios } from "./execution.ts";
+import { historyScenarios } from "./history.ts";
 import { joinScenarios } from "./join.ts";
 import { networkScenarios } from "./network.ts";
 import { readScenarios } from "./reads.ts";
@@ -77,10 +82,11 @@ if (
   only !== "execution" &&
   only !== "disk" &&
   only !== "consensus" &&
-  only !== "join"
+  only !== "join" &&
+  only !== "history"
 ) {
   throw new Error(
-    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network, execution, disk, consensus or join (unset: all)",
+    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network, execution, disk, consensus, join or history (unset: all)",
   );
 }
 const settings: Settings = {
@@ -126,6 +132,8 @@ const settings: Settings = {
   joinBuildMaxS: envInt("BENCH_JOIN_BUILD_MAX_S", 900),
   joinTimeoutS: envInt("BENCH_JOIN_TIMEOUT_S", 1_200),
   joinLogDir: process.env.BENCH_JOIN_LOG_DIR,
+  historyTxs: envInt("BENCH_HISTORY_TXS", 1_000_000),
+  historySamples: envInt("BENCH_HISTORY_SAMPLES", 2_000),
 };
 const RESULTS = join(ROOT, "bench/results/latest.json");
 const log = (message: string) => console.error(`[bench] ${message}`);
@@ -198,6 +206,7 @@ try {
   if (runs("disk")) results.push(...(await diskScenarios(ctx)));
   if (runs("consensus")) results.push(...(await consensusSimScenarios(ctx)));
   if (runs("join")) results.push(...(await joinScenarios(ctx)));
+  if (runs("history")) results.push(...(await historyScenarios(ctx)));
 } catch (error) {
   // After Ctrl-C the children die under the running step: that failure is expected, not news.
   if (!interrupted) throw error;

@@ -273,6 +273,8 @@ async function captureFromBusyNode(
     await record("chain_getTransactionByBlockNumberAndIndex", { block_number: head, index: 1 });
     await record("chain_getTransactionByBlockHashAndIndex", { block_hash: blockHash, index: 0 });
     await record("chain_getTransactionByHash", { hash: firstHash });
+    // Alice's three transactions, two to a page: the first page and its cursor.
+    await record("chain_getTransactionsByAddress", { address: alice.address, limit: 2 });
     await record("chain_getBalance", { address: bob.address });
     await record("chain_getConsensusStakeAmount", { address: validator.address });
     await record("chain_getNonce", { address: alice.address });

@@ -6,6 +6,7 @@ import { getCommand } from "./commands/get.ts";
 import { configCommand } from "./commands/config.ts";
 import { devCommand } from "./commands/dev.ts";
 import { exportCommand } from "./commands/export.ts";
+import { historyCommand } from "./commands/history.ts";
 import { importCommand } from "./commands/import.ts";
 import { initCommand } from "./commands/init.ts";
 import { keysCommand } from "./commands/keys.ts";
@@ -31,6 +32,7 @@ const program = new Command("chain-node")
   .addCommand(txCommand())
   .addCommand(balanceCommand())
   .addCommand(getCommand())
+  .addCommand(historyCommand())
   .addCommand(versionCommand());
 
 try {

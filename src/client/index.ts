@@ -70,6 +70,8 @@ export type {
   TransactionBody,
   TransactionResult,
   ValueQuery,
+  TransactionsByAddressParams,
+  TransactionsPage,
 } from "./types.ts";
 export { getVerifiedValue, type VerifiedReadOptions, type VerifiedValue } from "./verifiedRead.ts";
 export {

@@ -15,6 +15,8 @@ import type {
   SignedTransaction,
   Transaction,
   ValueQuery,
+  TransactionsByAddressParams,
+  TransactionsPage,
 } from "./types.ts";
 
 /**
@@ -67,6 +69,11 @@ export interface NodeMethods {
   }): Promise<ConfirmedTransaction | null>;
   /** chain_getTransactionByHash: committed (with block and result) or pending (status PENDING). */
   getTransactionByHash(params: { hash: Hash }): Promise<ConfirmedTransaction | PendingTransaction | null>;
+  /**
+   * chain_getTransactionsByAddress: committed transactions the address sent or received a
+   * successful transfer by, newest first, one page; pass `next_cursor` back as `cursor` for the next.
+   */
+  getTransactionsByAddress(params: TransactionsByAddressParams): Promise<TransactionsPage>;
   /** chain_sendSignedTransaction: the hash once every admission check passed (else -32003). */
   sendSignedTransaction(params: SignedTransaction): Promise<Hash>;
   /** chain_sendSignedTransactionBatch: all or none; the hashes in input order. */
@@ -130,6 +137,7 @@ export function createMethods(request: RequestFn): NodeMethods {
       request("chain_getTransactionByBlockNumberAndIndex", params),
     getTransactionByBlockHashAndIndex: (params) => request("chain_getTransactionByBlockHashAndIndex", params),
     getTransactionByHash: (params) => request("chain_getTransactionByHash", params),
+    getTransactionsByAddress: (params) => request("chain_getTransactionsByAddress", params),
     sendSignedTransaction: (params) => request("chain_sendSignedTransaction", params),
     sendSignedTransactionBatch: (params) => request("chain_sendSignedTransactionBatch", params),
     getBalance: (params) => request("chain_getBalance", params),

@@ -71,6 +71,27 @@ export interface ConfirmedTransaction extends Transaction {
   result: TransactionResult;
 }
 
+/** A page of an account's history (`chain_getTransactionsByAddress`). */
+export interface TransactionsPage {
+  /** Newest first: block number descending, then index in the block descending. */
+  transactions: ConfirmedTransaction[];
+  /** Pass it back as `cursor` (with the same other params) for the next page; null on the last. */
+  next_cursor: string | null;
+}
+
+/** Params of `chain_getTransactionsByAddress`. */
+export interface TransactionsByAddressParams {
+  address: Address;
+  /** Lowest block listed (inclusive); default the first the node keeps. */
+  from_block?: number;
+  /** Highest block listed (inclusive); default and at most the head. */
+  to_block?: number;
+  /** Transactions per page, 1 to 100; default 25. */
+  limit?: number;
+  /** A previous page's `next_cursor`, unchanged. */
+  cursor?: string;
+}
+
 /** An entry of `chain_getPendingTransactions`: no operation (spec §2). */
 export interface PendingTransactionEntry {
   status: "PENDING";
@@ -190,6 +211,7 @@ export interface RpcMethods {
     result: ConfirmedTransaction | null;
   };
   chain_getTransactionByHash: { params: ByHash; result: ConfirmedTransaction | PendingTransaction | null };
+  chain_getTransactionsByAddress: { params: TransactionsByAddressParams; result: TransactionsPage };
   chain_sendSignedTransaction: { params: SignedTransaction; result: Hash };
   chain_sendSignedTransactionBatch: { params: { tx_list: SignedTransaction[] }; result: Hash[] };
   chain_getBalance: { params: ByAddress; result: number };

@@ -17,7 +17,7 @@ export const FAILPOINTS = [
   {
     name: "commit.afterBlockWrites",
     path: "commit",
-    at: "inside the LMDB write transaction: block, hash index, transactions and pool-journal removals written",
+    at: "inside the LMDB write transaction: block, hash index, transactions, their history index entries and pool-journal removals written",
   },
   {
     name: "commit.afterStateWrites",
@@ -64,6 +64,12 @@ export const FAILPOINTS = [
     name: "prune.afterBlockDelete",
     path: "prune",
     at: "Pruner: an old block, its transactions and hash index deleted, the block's transaction not yet committed",
+  },
+  // ---- opening a data directory of an older schema (storage/historyUpgrade.ts) ----
+  {
+    name: "upgrade.afterHistoryBatch",
+    path: "upgrade",
+    at: "LmdbStore open, schema 6 upgrade: a batch of blocks indexed by address and its marker committed, the rest not",
   },
   // ---- the pool journal (a transaction is acknowledged only after its journal write) ----
   {

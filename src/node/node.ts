@@ -211,6 +211,7 @@ export class ChainNode {
         stakeOf: (address) => stakeOf(store, normalize(address)),
         nonceOf: (address) => nonceOf(store, normalize(address)),
         isValidator: (address) => chain.validators().some((v) => v.address === normalize(address)),
+        addressHistory: (address, query) => store.addressHistory(address, query),
       };
       const poolView: RpcTxPool = {
         submit: async (input) => {

@@ -93,6 +93,24 @@ export const STATE_READ_ERRORS: readonly MethodErrorDoc[] = [
   },
 ];
 
+/** chain_getTransactionsByAddress: its range, and a `from_block` the node no longer keeps. */
+export const HISTORY_ERRORS: readonly MethodErrorDoc[] = [
+  {
+    code: C.invalidParams,
+    reason: "invalid_params",
+    message: "params missing, unknown or mistyped, or from_block greater than to_block",
+    detail:
+      "`from_block` is greater than `to_block`. A `limit` outside 1–100, or a `cursor` that is not a `next_cursor` passed back unchanged, is refused like any other mistyped member.",
+  },
+  {
+    code: C.limitExceeded,
+    reason: "pruned",
+    message: "from_block was pruned; data.first_available is the lowest block above 0 still kept",
+    detail:
+      "`from_block` was given and the range reaches a block older than this node keeps (`storage.retain_blocks`); `data.first_available` is the lowest block above 0 it still holds. Without `from_block` the listing ends at that block instead.",
+  },
+];
+
 /** Why each rejection happens. Typed by the closed union: a new reason cannot go undocumented. */
 export const TX_REJECT_REASON_DETAILS: Readonly<Record<TxRejectReason, string>> = {
   invalid_signature: "The signature is malformed, high-s, or no key recovers from it.",

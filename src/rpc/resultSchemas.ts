@@ -81,6 +81,23 @@ export const ConfirmedTransaction = Type.Object(
   { ...strict, title: "ConfirmedTransaction" },
 );
 
+/** A page of chain_getTransactionsByAddress. */
+export const TransactionsPage = Type.Object(
+  {
+    transactions: Type.Array(ConfirmedTransaction, {
+      description: "newest first: block number descending, then index in the block descending",
+    }),
+    next_cursor: Type.Union(
+      [
+        Type.String({ pattern: "^0x[0-9a-f]{16}$", description: "opaque: pass it back as `cursor`" }),
+        Type.Null(),
+      ],
+      { description: "where the next page starts; null on the last page" },
+    ),
+  },
+  { ...strict, title: "TransactionsPage" },
+);
+
 const pendingMembers = { status: Type.Literal("PENDING"), ...txMembers };
 
 /** An entry of chain_getPendingTransactions: no operation (spec §2). */

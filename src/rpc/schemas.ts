@@ -15,6 +15,22 @@ export const Hash = Type.String({
   pattern: "^0x[0-9a-fA-F]{64}$",
   description: "32-byte hash, 0x-prefixed hex",
 });
+/** Transactions per page of chain_getTransactionsByAddress (issue 18: a default of 25, at most 100). */
+export const HISTORY_PAGE_DEFAULT = 25;
+const HISTORY_PAGE_MAX = 100;
+export const HistoryLimit = Type.Integer({
+  minimum: 1,
+  maximum: HISTORY_PAGE_MAX,
+  description: `transactions per page (default ${HISTORY_PAGE_DEFAULT})`,
+});
+/**
+ * A page's `next_cursor`, passed back unchanged: opaque to clients (it encodes where the next page
+ * starts). Any value of this shape is a place in the chain, so the schema is its whole check.
+ */
+export const HistoryCursor = Type.String({
+  pattern: "^0x[0-9a-fA-F]{16}$",
+  description: "next_cursor of the previous page, unchanged",
+});
 export const Address = Type.String({
   pattern: "^0x[0-9a-fA-F]{40}$",
   description: "20-byte address, any case",

@@ -15,6 +15,28 @@ export interface RpcChainView {
   stakeOf(address: string): number;
   nonceOf(address: string): number;
   isValidator(address: string): boolean;
+  /**
+   * The history index's entries of `address` (0x + 40 hex, any case): the committed transactions
+   * it sent or received a successful transfer by, newest first, from `query.upTo` (inclusive)
+   * down to block `query.fromBlock`, at most `query.limit`. Blocks below blocksFrom() have none.
+   */
+  addressHistory(address: string, query: AddressHistoryQuery): AddressHistoryEntry[];
+}
+
+/** A place in the chain: a block and a transaction's index in it. */
+export interface ChainPosition {
+  block: number;
+  index: number;
+}
+
+export interface AddressHistoryQuery {
+  fromBlock: number;
+  upTo: ChainPosition;
+  limit: number;
+}
+
+export interface AddressHistoryEntry extends ChainPosition {
+  hash: string;
 }
 
 /**

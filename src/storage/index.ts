@@ -1,7 +1,9 @@
 /**
  * storage: the LMDB data directory. Owns the on-disk layout (schema.ts), atomic block commits,
- * the pool journal (poolJournal.ts), pruning of old states and blocks (pruning.ts), and read-only
- * access beside a running node for export and backup (readOnlyStore.ts).
+ * the history index of transactions by account (historyIndex.ts, rebuilt on upgrade by
+ * historyUpgrade.ts), the pool journal (poolJournal.ts), pruning of old states and blocks
+ * (pruning.ts), and read-only access beside a running node for export and backup
+ * (readOnlyStore.ts).
  * Does not own what a block means (chain) or which transactions are pending (txpool).
  */
 export { LmdbStore, type StoreSnapshotView } from "./lmdbStore.ts";

@@ -11,6 +11,13 @@ import type {
   ValidatorSetChange,
 } from "../chain/index.ts";
 import { failpoint } from "../faults/index.ts";
+import { type HistoryEntry, HistoryIndex, type HistoryQuery } from "./historyIndex.ts";
+import {
+  beginHistoryRebuild,
+  continueHistoryRebuild,
+  HISTORY_REBUILD_BATCH_TXS,
+  type HistoryRebuildTables,
+} from "./historyUpgrade.ts";
 import { LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
 import {
   BLOCKS_FROM,
@@ -30,6 +37,8 @@ import { DATABASES, SCHEMA_VERSION } from "./schema.ts";
  * quiet blocks catch up with a backlog. Bounded, so that no commit holds the writer for long.
  */
 const PRUNE_FLOOR = 2_000;
+/** Named databases this environment may hold: room beyond schema.ts's for later schemas. */
+const MAX_DATABASES = 32;
 const pruneBudget = (written: number): number => PRUNE_FLOOR + 2 * written;
 
 /**
@@ -65,6 +74,8 @@ export class LmdbStore implements ChainStore {
   private readonly trieRoots: Database<number, string>;
   private readonly trieRetired: Database<RetiredEntry, number>;
   private readonly stateDeleted: Database<number, string>;
+  /** Committed transactions by the accounts they belong to (historyIndex.ts). */
+  private readonly history: HistoryIndex;
   private readonly pruner: Pruner;
   /** The pool journal (txpool's PoolJournal); its entries share this environment's writer. */
   readonly journal: LmdbPoolJournal;
@@ -78,8 +89,17 @@ export class LmdbStore implements ChainStore {
   /** True while commitTogether's write transaction is open. */
   private together = false;
 
-  constructor(path: string, retention: RetentionOptions = defaultRetention) {
-    this.root = open({ path, compression: false });
+  /**
+   * Opens (or creates) the environment at `path`, upgrading an older schema first.
+   * `historyRebuildBatchTxs`: transactions per write of the schema-6 upgrade (tests make it small).
+   */
+  constructor(
+    path: string,
+    retention: RetentionOptions = defaultRetention,
+    historyRebuildBatchTxs = HISTORY_REBUILD_BATCH_TXS,
+  ) {
+    // lmdb-js allows 12 named databases by default; schema.ts lists 13 (and growing).
+    this.root = open({ path, compression: false, maxDbs: MAX_DATABASES });
     this.meta = this.root.openDB({ name: DATABASES.meta });
     this.blocks = this.root.openDB({ name: DATABASES.blocks, keyEncoding: "uint32" });
     this.blockNumbers = this.root.openDB({ name: DATABASES.blockNumbers });
@@ -92,12 +112,26 @@ export class LmdbStore implements ChainStore {
     const journal = this.root.openDB<Tx, number>({ name: DATABASES.journal });
     this.stakes = this.root.openDB({ name: DATABASES.stakers });
     this.validatorSets = this.root.openDB({ name: DATABASES.validatorSets, keyEncoding: "uint32" });
+    this.history = new HistoryIndex(
+      this.root.openDB({ name: DATABASES.txByAddress, keyEncoding: "binary", encoding: "binary" }),
+    );
+    const rebuild: HistoryRebuildTables = {
+      root: this.root,
+      meta: this.meta,
+      blocks: this.blocks,
+      txs: this.txs,
+      history: this.history,
+    };
     const version = this.meta.get("schema_version");
     if (version === 3) this.migrateJournal(journal);
-    if (version === 3 || version === 4) this.migrateToRetirement();
+    // 3 and 4 → 5 created trie_retired empty (nothing to write: blocks committed before it keep
+    // no retired lists, docs/decisions/011-pruning.md); 5 → 6 indexes the stored transactions.
+    if (version === 3 || version === 4 || version === 5) beginHistoryRebuild(rebuild, SCHEMA_VERSION);
     else if (version !== undefined && version !== SCHEMA_VERSION) {
       throw new Error(`data directory has schema version ${version}; this node reads ${SCHEMA_VERSION}`);
     }
+    // Also when an earlier open was killed in the middle of it.
+    continueHistoryRebuild(rebuild, historyRebuildBatchTxs);
     this.journal = new LmdbPoolJournal(this.root, journal);
     this.pruner = new Pruner(
       {
@@ -105,6 +139,7 @@ export class LmdbStore implements ChainStore {
         blocks: this.blocks,
         blockNumbers: this.blockNumbers,
         txs: this.txs,
+        history: this.history,
         trie: this.trie,
         trieRoots: this.trieRoots,
         trieRetired: this.trieRetired,
@@ -130,6 +165,14 @@ export class LmdbStore implements ChainStore {
 
   getConfirmedTx(hash: string): ConfirmedTx | undefined {
     return this.txs.get(hash);
+  }
+
+  /**
+   * Index entries of `address` (0x + 40 hex, any case), newest first, within `query`: committed
+   * transactions it sent or received a successful transfer by, in kept blocks.
+   */
+  addressHistory(address: string, query: HistoryQuery): HistoryEntry[] {
+    return this.history.entries(address, query);
   }
 
   getLeaf(path: string): JsonValue | undefined {
@@ -216,6 +259,7 @@ export class LmdbStore implements ChainStore {
       if (write.parent !== undefined) this.blocks.put(write.parent.header.number, write.parent);
       this.blockNumbers.put(block.hash, block.header.number);
       for (const confirmed of write.txs) this.txs.put(confirmed.tx.hash, confirmed);
+      const indexed = this.history.add(write.txs);
       unjournaled = this.journal.removeInTransaction(write.journalRemovals);
       failpoint("commit.afterBlockWrites");
       const deleted: string[] = [];
@@ -229,7 +273,7 @@ export class LmdbStore implements ChainStore {
         }
       }
       // Ids only grow, so these land at the end of the table: appended pages, not rewritten ones.
-      let written = write.txs.length;
+      let written = write.txs.length + indexed;
       for (const [id, record] of write.trie.nodes) {
         this.trie.put(id, record);
         written++;
@@ -337,14 +381,6 @@ export class LmdbStore implements ChainStore {
   }
 
   /**
-   * Schema 4 → 5: blocks record what they retire from the trie. Blocks committed before kept
-   * no such record, so the nodes only their states reach stay on disk (docs/decisions/011-pruning.md).
-   */
-  private migrateToRetirement(): void {
-    this.root.transactionSync(() => this.meta.put("schema_version", SCHEMA_VERSION));
-  }
-
-  /**
    * A consistent read view (one LMDB read transaction) for taking a snapshot. Opened right after
    * a commit, it sees that block; a process other than the node may open it too (LMDB allows
    * readers beside the writing process).
@@ -384,6 +420,9 @@ export class LmdbStore implements ChainStore {
         this.blockNumbers.put(block.hash, block.header.number);
       }
       for (const confirmed of restore.txs) this.txs.put(confirmed.tx.hash, confirmed);
+      // Only the snapshot block's own are in a kept block; the others it carries are for the
+      // replay check of unordered transactions, and their blocks are not here.
+      this.history.add(restore.txs.filter((confirmed) => confirmed.block_number === height));
       for (const [path, value] of restore.leaves) this.state.put(path, value);
       failpoint("snapshot.restoreInWrite");
       for (const [id, record] of restore.trie.nodes) this.trie.put(id, record);

@@ -1,6 +1,7 @@
 import type { Database } from "lmdb";
 import type { ConfirmedTx, StoredBlock } from "../chain/index.ts";
 import { failpoint } from "../faults/index.ts";
+import type { HistoryIndex } from "./historyIndex.ts";
 
 /** How much history a node keeps (docs/decisions/011-pruning.md). */
 export interface RetentionOptions {
@@ -59,6 +60,8 @@ export interface PrunedTables {
   blocks: Database<StoredBlock, number>;
   blockNumbers: Database<number, string>;
   txs: Database<ConfirmedTx, string>;
+  /** A pruned block's transactions leave the history index with it. */
+  history: HistoryIndex;
   trie: Database<Uint8Array, number>;
   trieRoots: Database<number, string>;
   /** Height d → what block d retired: nodes that only states below d reach. */
@@ -79,8 +82,8 @@ export const DELETIONS_FROM = "deletions_from";
  *
  * States: the nodes block d retired are reached only by states below d, so once d is at or below
  * the lowest kept height they go, and `states_from` moves to d first: a reader of a height below
- * it gets `pruned`, never a half-deleted trie. Blocks go with their transactions and hash index,
- * oldest first, moving `blocks_from`.
+ * it gets `pruned`, never a half-deleted trie. Blocks go with their transactions, hash index
+ * and history index entries, oldest first, moving `blocks_from`.
  */
 export class Pruner {
   private readonly tables: PrunedTables;
@@ -149,16 +152,19 @@ export class Pruner {
   }
 
   private pruneBlocks(keepFrom: number, budget: number): void {
-    const { meta, blocks, blockNumbers, txs } = this.tables;
+    const { meta, blocks, blockNumbers, txs, history } = this.tables;
     let left = budget;
     let number = this.blocksFrom();
     while (number < keepFrom && left > 0) {
       const block = blocks.get(number);
       if (block !== undefined) {
+        // The entries' keys are recomputed from the transactions (their accounts, block, index).
+        const confirmed = block.tx_hashes.flatMap((hash) => txs.get(hash) ?? []);
+        const unindexed = history.remove(confirmed);
         for (const hash of block.tx_hashes) txs.remove(hash);
         blockNumbers.remove(block.hash);
         blocks.remove(number);
-        left -= 1 + block.tx_hashes.length;
+        left -= 1 + block.tx_hashes.length + unindexed;
       }
       number += 1;
       meta.put(BLOCKS_FROM, number);

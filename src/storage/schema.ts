@@ -7,7 +7,8 @@ export const DATABASES = {
    * "head" → number of the last committed block; "schema_version" → number; "states_from" and
    * "blocks_from" → the lowest kept state and block above 0: what pruning (storage/pruning.ts) or
    * a snapshot's restore (the snapshot's height) left; "deletions_from" → the first height whose
-   * deletions `state_deleted` records (a store made before it existed starts it at its next block).
+   * deletions `state_deleted` records (a store made before it existed starts it at its next block);
+   * "history_rebuild_next" → the next block the schema-6 upgrade indexes, only while it is unfinished.
    */
   meta: "meta",
   /** block number → StoredBlock. */
@@ -37,12 +38,19 @@ export const DATABASES = {
    * reads the pool back in arrival order. The store keeps hash → seq in memory for removals.
    */
   journal: "journal",
+  /**
+   * address (20 bytes) ‖ block number (uint32 BE) ‖ index in the block (uint32 BE) → transaction
+   * hash (32 bytes), both binary: every committed transaction under its sender and, for a
+   * successful transfer, its recipient (historyIndex.ts). One account's entries are contiguous
+   * and in chain order, so a page of its history is one range read.
+   */
+  txByAddress: "tx_by_address",
   /** Schema 3's journal (transaction hash → PoolRecord), moved into `journal` on open. */
   legacyPool: "pool",
   /**
    * state leaf path → the height of the block that last deleted it. With the head's leaves in
    * `state`, these are every path a kept state may hold, so a subtree can be listed at a past
-   * height (storage/stateHistory.ts). Pruned with the states that could still hold the path.
+   * height (chain/stateReads.ts). Pruned with the states that could still hold the path.
    */
   stateDeleted: "state_deleted",
   /** address → stake, for every account with a non-zero stake (derived from state). */
@@ -55,5 +63,7 @@ export const DATABASES = {
  * 2: stakers and validator_sets. 3: trie nodes by id (docs/decisions/008-state-commitment.md).
  * 4: the pool journal keyed by arrival seq (a schema-3 directory is migrated when opened).
  * 5: trie_retired, and the pruning markers in meta (a schema-3 or 4 directory is migrated).
+ * 6: tx_by_address, rebuilt from the stored blocks when an older directory is opened (resumed from
+ * `meta.history_rebuild_next` if that was interrupted; storage/historyUpgrade.ts).
  */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;

@@ -12,6 +12,7 @@ import {
   type PendingTransaction,
   type PendingTransactionEntry,
   type Transaction,
+  type TransactionsPage,
 } from "../../src/client/index.ts";
 import type { TestNode } from "../helpers/testNode.ts";
 import {
@@ -148,6 +149,30 @@ describe("client methods: typed results of every method", () => {
       await client.getTransactionByBlockNumberAndIndex({ block_number: sent.block_number, index: 99 }),
       null,
     );
+  });
+
+  it("an account's history, a page at a time", async () => {
+    // Alice (account 1) sent `sent`; now she receives one (from account 6, whom no other test uses).
+    const alice = accountAt(t, 1).address;
+    const more = await client.wallet(accountAt(t, 6).privateKey).transfer(alice, 1);
+    const newest = await client.waitForTransaction(more, WAIT);
+    const page = await client.getTransactionsByAddress({ address: alice, limit: 1 });
+    expectType<Equal<typeof page, TransactionsPage>>();
+    assert.deepEqual(page.transactions, [newest]);
+    assertConfirmedTx(page.transactions[0], "history entry");
+    assert.equal(typeof page.next_cursor, "string");
+    const rest = await client.getTransactionsByAddress({
+      address: alice,
+      limit: 1,
+      cursor: page.next_cursor as string,
+    });
+    assert.deepEqual(rest, { transactions: [sent], next_cursor: null });
+    const received = await client.getTransactionsByAddress({
+      address: accountAt(t, 2).address,
+      from_block: sent.block_number,
+      to_block: sent.block_number,
+    });
+    assert.deepEqual(received.transactions, [sent], "bob received the first transfer");
   });
 
   it("sending signed transactions, singly and in a batch, and the pending list", async () => {

@@ -97,6 +97,13 @@ const READS: Record<string, (c: Corpus) => unknown[]> = {
   chain_getConsensusStakeAmount: (c) => c.addresses.map((address) => ({ address })),
   chain_getNonce: (c) => c.addresses.map((address) => ({ address })),
   chain_isValidator: (c) => c.addresses.map((address) => ({ address })),
+  // The index is rebuilt by import (its commits) and copied by backup: the same pages and cursors.
+  chain_getTransactionsByAddress: (c) =>
+    c.addresses.flatMap((address) => [
+      { address },
+      { address, limit: 2 },
+      { address, from_block: 2, to_block: 4 },
+    ]),
   net_listening: () => [undefined],
   net_nodeInfo: () => [undefined],
   net_peerCount: () => [undefined],

@@ -16,6 +16,7 @@ import {
   spawnCrashable,
   TransferStream,
 } from "../helpers/crash.ts";
+import { type CallFn, historyFromBlocks, readAllPages } from "../helpers/history.ts";
 import { freePort, rpc } from "../helpers/process.ts";
 import { waitFor } from "../helpers/testNode.ts";
 import { assertStateWhole } from "../helpers/trieWalk.ts";
@@ -26,15 +27,21 @@ import { assertStateWhole } from "../helpers/trieWalk.ts";
  * trie nodes, then one that deletes an old block), restarted each time, and at last makes blocks
  * again. The write is one LMDB transaction, so the block and its deletions survive together or
  * not at all: the kept blocks form a chain, every kept state is whole (walked offline), the
- * books balance and every acknowledged transfer counts.
+ * history index holds the kept blocks' entries only, the books balance and every acknowledged
+ * transfer counts.
  */
 
 const RETENTION = { CHAIN_NODE_STORAGE_RETAIN_STATES: "2", CHAIN_NODE_STORAGE_RETAIN_BLOCKS: "2" };
 const PRUNE_POINTS = FAILPOINTS.filter((point) => point.path === "prune").map((point) => point.name);
 const QUIET = 3_600_000;
 const AT = 2;
+const RECIPIENT = (devAccounts()[9] as DerivedAccount).address;
 
-/** Exactly the last two blocks are kept, they link up, and block 1 below them answers `pruned`. */
+/**
+ * Exactly the last two blocks are kept, they link up, and block 1 below them answers `pruned`;
+ * the recipient's history lists exactly the kept blocks' transfers (its entries of pruned blocks
+ * went with them, in the same write).
+ */
 async function checkKeptBlocks(url: string, context: string): Promise<BlockJson[]> {
   const head = await rpc<number>(url, "chain_getRecentBlockNumber");
   const probe = await fetch(url, {
@@ -53,6 +60,14 @@ async function checkKeptBlocks(url: string, context: string): Promise<BlockJson[
     if (i > 0)
       assert.equal(block.parent_hash, blocks[i - 1]?.hash, `${context}: block ${block.number} links`);
   }
+  const call: CallFn = (method, params) => rpc(url, method, params);
+  const { txs } = await readAllPages(call, { address: RECIPIENT, limit: 5 });
+  assert.ok(txs.length > 0, `${context}: the kept blocks hold transfers to the recipient`);
+  assert.deepEqual(
+    txs.map((tx) => tx.hash),
+    await historyFromBlocks(call, RECIPIENT, first, head),
+    `${context}: the recipient's history is the kept blocks'`,
+  );
   return blocks;
 }
 
@@ -65,7 +80,7 @@ it("kill -9 inside pruning, at each prune failpoint: restart consistent, pruning
     const args = (blockTimeMs: number) => devNodeArgs(home, port, blockTimeMs);
     const accounts = devAccounts();
     const senders = accounts.slice(1, 5);
-    const recipient = (accounts[9] as DerivedAccount).address;
+    const recipient = RECIPIENT;
     const acknowledged: string[] = [];
 
     for (const point of PRUNE_POINTS) {

@@ -758,6 +758,12 @@ function expectItem(call: unknown, specs: ReadonlyMap<string, MethodSpec>): Item
         method,
       };
     }
+    case "chain_getTransactionsByAddress": {
+      const { from_block: from, to_block: to } = params as { from_block?: number; to_block?: number };
+      if (from !== undefined && to !== undefined && from > to)
+        return refused(CODES.invalidParams, "invalid_params");
+      break;
+    }
     case "chain_sendSignedTransaction":
       // No input here carries a valid signature: every one must be refused (and change nothing).
       return { ids: [echo], outcomes: [CODES.txRejected], spec, method };

@@ -124,6 +124,10 @@ describe("rpc.discover", () => {
     await checked("chain_getTransactionByHash", { hash: first });
     for (const hash of [...pending, single]) await checked("chain_getTransactionByHash", { hash });
     await checked("chain_getTransactionByHash", { hash: UNKNOWN_HASH });
+    // One committed transaction of hers: a last page (a page with a cursor: getTransactionsByAddress.test.ts).
+    await checked("chain_getTransactionsByAddress", { address: alice.address });
+    await checked("chain_getTransactionsByAddress", { address: bob.address, cursor: `0x${"f".repeat(16)}` });
+    await checked("chain_getTransactionsByAddress", { address: `0x${"12".repeat(20)}`, from_block: 0 });
     for (const address of [alice.address, validator.address, `0x${"12".repeat(20)}`]) {
       await checked("chain_getBalance", { address });
       await checked("chain_getConsensusStakeAmount", { address });

@@ -23,6 +23,7 @@ const PARAMS_FOR_BLOCK_1: Record<string, unknown> = {
   chain_getTransactionByBlockNumberAndIndex: { block_number: 1, index: 0 },
   chain_getValue: { ref: "/account", block_number: 1 },
   chain_getProof: { ref: "/account", block_number: 1 },
+  chain_getTransactionsByAddress: { address: "0x00000000000000000000000000000000000000aa", from_block: 1 },
 };
 
 const PRUNING_METHODS = METHOD_LIST.filter(({ spec }) =>

@@ -10,7 +10,14 @@ import {
 } from "../format.ts";
 import { BlockAnswerCache } from "../blockAnswerCache.ts";
 import { RawJson } from "../rawJson.ts";
-import { BATCH_ERRORS, PRUNED_ERRORS, RANGE_ERRORS, TX_REJECTED_ERRORS } from "../errorDocs.ts";
+import { addressHistoryPage } from "../addressHistory.ts";
+import {
+  BATCH_ERRORS,
+  HISTORY_ERRORS,
+  PRUNED_ERRORS,
+  RANGE_ERRORS,
+  TX_REJECTED_ERRORS,
+} from "../errorDocs.ts";
 import type { Handlers, MethodTable } from "../method.ts";
 import {
   Amount,
@@ -24,8 +31,19 @@ import {
   Nullable,
   PendingTransaction,
   PendingTransactionWithOperation,
+  TransactionsPage,
 } from "../resultSchemas.ts";
-import { Address, BlockNumber, Hash, Index, NoParams, Params, SignedTransaction } from "../schemas.ts";
+import {
+  Address,
+  BlockNumber,
+  Hash,
+  HistoryCursor,
+  HistoryLimit,
+  Index,
+  NoParams,
+  Params,
+  SignedTransaction,
+} from "../schemas.ts";
 import type { RpcContext } from "../types.ts";
 
 const FullTxs = Type.Optional(Type.Boolean({ description: "full transaction objects when true" }));
@@ -137,6 +155,26 @@ export const CHAIN_METHODS = {
       "A committed transaction (with its block, index and result) or a pending one (status PENDING); or null.",
     result: "Transaction | null",
     resultSchema: Type.Union([ConfirmedTransaction, PendingTransactionWithOperation, Type.Null()]),
+  },
+  chain_getTransactionsByAddress: {
+    params: Params({
+      address: Address,
+      from_block: Type.Optional({
+        ...BlockNumber,
+        description: "lowest block listed (default: the first kept)",
+      }),
+      to_block: Type.Optional({
+        ...BlockNumber,
+        description: "highest block listed (default and at most: the head)",
+      }),
+      limit: Type.Optional(HistoryLimit),
+      cursor: Type.Optional(HistoryCursor),
+    }),
+    summary:
+      "Committed transactions the address sent or received a successful transfer by, newest first, a page at a time; pass next_cursor back as cursor for the next page.",
+    result: "{transactions: Transaction[], next_cursor: String | null}",
+    resultSchema: TransactionsPage,
+    errors: HISTORY_ERRORS,
   },
   chain_sendSignedTransaction: {
     params: SignedTransaction,
@@ -258,6 +296,7 @@ export function chainHandlers({ chain, pool, limits }: RpcContext): Handlers<typ
       const pending = pool.getPending(key);
       return pending === undefined ? null : pendingTxToJson(pending);
     },
+    chain_getTransactionsByAddress: (params) => addressHistoryPage(chain, params),
     chain_sendSignedTransaction: (params) => pool.submit(params as SignedTxInput),
     chain_sendSignedTransactionBatch: ({ tx_list }) => {
       if (tx_list.length > limits.maxBatchItems) {

@@ -130,12 +130,29 @@ describe("snapshot format (src/chain/snapshot.ts, src/node/snapshotFile.ts)", ()
             assert.equal(nonceOf(target, account.address), nonceOf(store, account.address), account.address);
           }
           assert.deepEqual(restored.validators(), chain.validators());
+          // The history index holds the kept block's transactions only: not the older unordered
+          // one the snapshot carries for the replay check (its block 2 is not here).
+          const [, a, b, c] = ACCOUNTS as [DerivedAccount, DerivedAccount, DerivedAccount, DerivedAccount];
+          const everything = { fromBlock: 0, upTo: { block: 2 ** 32 - 1, index: 2 ** 32 - 1 }, limit: 100 };
+          const head = chain.head();
+          assert.deepEqual(target.addressHistory(a.address, everything), [
+            { block: 3, index: 0, hash: head.tx_hashes[0] },
+          ]);
+          assert.deepEqual(target.addressHistory(b.address, everything), [
+            { block: 3, index: 0, hash: head.tx_hashes[0] },
+          ]);
+          assert.deepEqual(target.addressHistory(c.address, everything), []);
           // Both make the same next block.
-          const [a, b] = ACCOUNTS.slice(4, 6) as [DerivedAccount, DerivedAccount];
-          const next = transfer(a, b, 5, 0, GENESIS.genesis_time);
+          const [d, e] = ACCOUNTS.slice(4, 6) as [DerivedAccount, DerivedAccount];
+          const next = transfer(d, e, 5, 0, GENESIS.genesis_time);
           await produce(restored, [next]);
           await produce(chain, [next]);
           assert.equal(restored.head().hash, chain.head().hash, "block 4 is the same on both");
+          assert.deepEqual(
+            target.addressHistory(e.address, everything).map((entry) => entry.block),
+            [4],
+            "blocks after the restore are indexed",
+          );
           assert.throws(() => target.restoreSnapshot(restore), /already holds chain data/);
         } finally {
           await target.close();
