@@ -3,6 +3,8 @@ import { NODE_VERSION } from "../node/index.ts";
 import { backupCommand } from "./commands/backup.ts";
 import { balanceCommand } from "./commands/balance.ts";
 import { getCommand } from "./commands/get.ts";
+import { genesisCommand } from "./commands/genesis.ts";
+import { idCommand } from "./commands/id.ts";
 import { configCommand } from "./commands/config.ts";
 import { devCommand } from "./commands/dev.ts";
 import { exportCommand } from "./commands/export.ts";
@@ -21,6 +23,8 @@ const program = new Command("chain-node")
   .version(NODE_VERSION, "-V, --version")
   .addCommand(devCommand())
   .addCommand(initCommand())
+  .addCommand(idCommand())
+  .addCommand(genesisCommand())
   .addCommand(testnetCommand())
   .addCommand(startCommand())
   .addCommand(exportCommand())

@@ -18,6 +18,7 @@ export interface CommonFlags {
   rpcHost?: string;
   rpcPort?: number;
   p2pPort?: number;
+  p2pAnnounce?: string[];
   logLevel?: NodeOptions["logLevel"];
   logFormat?: NodeOptions["logFormat"];
   metrics?: boolean;
@@ -60,6 +61,10 @@ export function commonOptions(defaultHome: string): Option[] {
     new Option("--rpc-host <host>", "JSON-RPC listen address (default 127.0.0.1)"),
     new Option("--rpc-port <port>", "JSON-RPC port").argParser(parseIntFlag(0, 65535)),
     new Option("--p2p-port <port>", "peer-to-peer port").argParser(parseIntFlag(0, 65535)),
+    new Option(
+      "--p2p-announce <multiaddrs...>",
+      "addresses other nodes are told to dial this one at (e.g. /ip4/203.0.113.7/tcp/26656)",
+    ),
     ...logOptions(),
     new Option("--metrics", "serve Prometheus metrics at GET /metrics on the RPC port"),
   ];
@@ -70,6 +75,7 @@ const FLAG_SETTINGS: readonly { flag: keyof CommonFlags; name: string; id: strin
   { flag: "rpcHost", name: "--rpc-host", id: "rpc.host" },
   { flag: "rpcPort", name: "--rpc-port", id: "rpc.port" },
   { flag: "p2pPort", name: "--p2p-port", id: "p2p.port" },
+  { flag: "p2pAnnounce", name: "--p2p-announce", id: "p2p.announce" },
   { flag: "logLevel", name: "--log-level", id: "node.log_level" },
   { flag: "logFormat", name: "--log-format", id: "node.log_format" },
   { flag: "metrics", name: "--metrics", id: "rpc.metrics" },

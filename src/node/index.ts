@@ -56,12 +56,22 @@ export {
 export { createLogger, type LogFormat, type Logger } from "./logger.ts";
 export {
   createTestnet,
+  homeIdentity,
   initHome,
   loadOrCreateNodeKey,
   type TestnetFile,
   type TestnetNode,
 } from "./networkHome.ts";
 export { ChainNode, type NodeMode } from "./node.ts";
+export {
+  addValidators,
+  installGenesis,
+  readValidatorEntry,
+  setBootstrap,
+  type ValidatorEntry,
+  validatorEntryPath,
+} from "./genesisFlow.ts";
+export type { NodeIdentity } from "./nodeIdentity.ts";
 export { defaultNodeOptions, type NodeOptions } from "./options.ts";
 export {
   type ConfigSection,

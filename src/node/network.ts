@@ -49,6 +49,7 @@ export function p2pOptionsOf(
     port: options.p2p.port,
     nodeKey,
     bootstrap: options.p2p.bootstrap,
+    announce: options.p2p.announce,
     maxPeers: options.p2p.maxPeers,
     maxMessageBytes: options.p2p.maxMessageBytes,
     maxBlocksPerRequest: options.p2p.syncBatch,

@@ -1,13 +1,23 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { isIP } from "node:net";
 import { join, resolve } from "node:path";
 import { stringify as toToml } from "smol-toml";
 import type { Genesis } from "../chain/index.ts";
 import { bytesToHex, hexToBytes, isHex, isValidPrivateKey, privateKeyToAddress } from "../crypto/index.ts";
-import { generateNodeKey, peerIdOf } from "../p2p/index.ts";
+import { checkAnnounceAddrs, generateNodeKey, isLocalOnlyIp, peerIdOf } from "../p2p/index.ts";
+import {
+  installGenesis,
+  VALIDATOR_ENTRY_FORMAT,
+  VALIDATOR_ENTRY_VERSION,
+  type ValidatorEntry,
+  validatorEntryPath,
+} from "./genesisFlow.ts";
 import { homePaths, saveGenesis, saveKey } from "./home.ts";
 import { saveKeystoreFile } from "./keyring.ts";
 import type { KeystoreV3 } from "./keystore.ts";
+import { announcedAddrs, type NodeIdentity } from "./nodeIdentity.ts";
+import type { P2pSettings } from "./options.ts";
 
 /** Homes of a network: `init` (one node) and `testnet` (N validators + M full nodes on 127.0.0.1). */
 
@@ -62,44 +72,117 @@ export interface InitOptions {
   name: string;
   /** `init --encrypt-key`: written as keys/validator.json instead of a new plain key file. */
   encryptedValidatorKey?: KeystoreV3 | undefined;
+  /** p2p listen host (default 127.0.0.1; 0.0.0.0 to be reached from other hosts). */
+  p2pHost?: string | undefined;
+  /** p2p.announce: what other nodes are told to dial. */
+  announce?: readonly string[] | undefined;
+  /** This validator's genesis stake and balance (its entry carries them). */
+  stake?: number | undefined;
+  balance?: number | undefined;
+  /** Join an existing network: install this genesis instead of making one (no validator entry). */
+  genesisFile?: string | undefined;
+  /** p2p.bootstrap of the new home. */
+  bootstrap?: readonly string[] | undefined;
+}
+
+export interface InitResult {
+  address: string;
+  peerId: string;
+  /** Where other nodes reach this one (see nodeIdentity.ts). */
+  identity: NodeIdentity;
+  /** For a home with its own genesis: the entry to give whoever assembles the shared one. */
+  entry?: ValidatorEntry;
+  /** For a home that joined with --genesis: block 0's hash. */
+  genesisHash?: string;
 }
 
 /**
- * A home for one node: config.toml, a validator key, a node key, and a genesis in which this
- * validator is the only one (replace genesis.json to join another network).
+ * A home for one node: config.toml, a validator key, a node key, and either a genesis in which
+ * this validator is the only one, with its validator entry (validator-entry.json) for assembling
+ * a shared genesis (genesisFlow.ts), or, with `genesisFile`, the genesis of a network to join.
  */
-export function initHome(home: string, options: InitOptions): { address: string; peerId: string } {
+export function initHome(home: string, options: InitOptions): InitResult {
   if (existsSync(homePaths(home).genesis)) throw new Error(`${home} is already initialised`);
+  const p2p = {
+    host: options.p2pHost ?? "127.0.0.1",
+    port: options.p2pPort,
+    announce: checkAnnounceAddrs(options.announce ?? []),
+  };
   const keyPath = homePaths(home).validatorKey;
   const validator = options.encryptedValidatorKey
     ? saveKeystoreFile(keyPath, options.encryptedValidatorKey)
     : saveKey(keyPath, newPrivateKey());
-  const nodeKey = loadOrCreateNodeKey(home);
+  const peerId = peerIdOf(loadOrCreateNodeKey(home));
+  const identity = announcedAddrs(p2p, peerId);
+  writeConfig(home, {
+    name: options.name,
+    rpcPort: options.rpcPort,
+    p2p,
+    bootstrap: [...(options.bootstrap ?? [])],
+  });
+  if (options.genesisFile !== undefined) {
+    // The genesis decides the chain: --chain-id only names the chain of a home that makes its own.
+    const { hash } = installGenesis(home, options.genesisFile, { asFullNode: true });
+    return { address: validator.address, peerId, identity, genesisHash: hash };
+  }
+  const stake = options.stake ?? TESTNET_VALIDATOR_STAKE;
+  const balance = options.balance ?? TESTNET_ACCOUNT_BALANCE;
   saveGenesis(home, {
     chain_id: options.chainId,
     network_id: options.networkId,
     genesis_time: Date.now(),
-    accounts: [{ address: validator.address, balance: TESTNET_ACCOUNT_BALANCE }],
-    validators: [{ address: validator.address, stake: TESTNET_VALIDATOR_STAKE }],
+    accounts: [{ address: validator.address, balance }],
+    validators: [{ address: validator.address, stake }],
     consensus: DEFAULT_CONSENSUS,
   });
-  writeConfig(home, {
-    name: options.name,
-    rpcPort: options.rpcPort,
-    p2pPort: options.p2pPort,
-    bootstrap: [],
-  });
-  return { address: validator.address, peerId: peerIdOf(nodeKey) };
+  const entry: ValidatorEntry = {
+    format: VALIDATOR_ENTRY_FORMAT,
+    version: VALIDATOR_ENTRY_VERSION,
+    chain_id: options.chainId,
+    network_id: options.networkId,
+    address: validator.address,
+    stake,
+    balance,
+    peer_id: peerId,
+    announce: identity.announce,
+  };
+  writeFileSync(validatorEntryPath(home), `${JSON.stringify(entry, null, 2)}\n`);
+  return { address: validator.address, peerId, identity, entry };
+}
+
+const tcpMultiaddr = (ip: string, port: number): string =>
+  `/${ip.includes(":") ? "ip6" : "ip4"}/${ip}/tcp/${port}`;
+
+/** The identity of an initialised home (its node key must exist: `init` writes it). */
+export function homeIdentity(
+  home: string,
+  p2p: Pick<P2pSettings, "host" | "port" | "announce">,
+): NodeIdentity {
+  if (!existsSync(homePaths(home).nodeKey))
+    throw new Error(`${home} has no node key: run chain-node init first`);
+  return announcedAddrs(p2p, peerIdOf(loadOrCreateNodeKey(home)));
 }
 
 function writeConfig(
   home: string,
-  config: { name: string; rpcPort: number; p2pPort: number; bootstrap: string[] },
+  config: {
+    name: string;
+    rpcPort: number;
+    rpcHost?: string;
+    p2p: { host: string; port: number; announce: readonly string[] };
+    bootstrap: string[];
+  },
 ): void {
+  const p2p: Record<string, unknown> = {
+    host: config.p2p.host,
+    port: config.p2p.port,
+    bootstrap: config.bootstrap,
+  };
+  if (config.p2p.announce.length > 0) p2p.announce = [...config.p2p.announce];
   const toml = toToml({
     node: { name: config.name },
-    rpc: { host: "127.0.0.1", port: config.rpcPort },
-    p2p: { host: "127.0.0.1", port: config.p2pPort, bootstrap: config.bootstrap },
+    rpc: { host: config.rpcHost ?? "127.0.0.1", port: config.rpcPort },
+    p2p,
   });
   writeFileSync(homePaths(home).config, `# chain-node configuration (docs/configuration.md)\n${toml}\n`);
 }
@@ -128,16 +211,32 @@ export interface TestnetOptions {
   basePort: number;
   chainId: number;
   blockTimeMs: number;
+  /**
+   * One IP per node: node i lives on hosts[i] (same ports on every host: RPC basePort, p2p
+   * basePort + 100), listens on 0.0.0.0 for p2p and on its IP for RPC, announces its IP, and
+   * bootstraps from the others' IPs. Without: every node on 127.0.0.1 with its own ports.
+   */
+  hosts?: readonly string[] | undefined;
 }
 
 /**
- * N validator homes and M full-node homes sharing one genesis, each peered with all the others
- * on 127.0.0.1: node i serves RPC on basePort + i and p2p on basePort + 100 + i.
+ * N validator homes and M full-node homes sharing one genesis, each peered with all the others:
+ * on 127.0.0.1, node i serves RPC on basePort + i and p2p on basePort + 100 + i; with `hosts`,
+ * each node on its own host with the same ports.
  */
 export function createTestnet(options: TestnetOptions): TestnetFile {
   const out = resolve(options.out);
   if (existsSync(join(out, "testnet.json"))) throw new Error(`${out} already holds a testnet`);
   const total = options.validators + options.fullNodes;
+  const hosts = options.hosts;
+  if (hosts !== undefined && hosts.length !== total) {
+    throw new Error(`--hosts names ${hosts.length} addresses for ${total} nodes: give one per node`);
+  }
+  for (const ip of hosts ?? []) {
+    if (isIP(ip) === 0 || isLocalOnlyIp(ip))
+      throw new Error(`--hosts: ${ip} is not an address other hosts can reach`);
+  }
+  const spread = hosts === undefined ? 1 : 0; // on one host the ports differ; across hosts they agree
   const nodes = Array.from({ length: total }, (_, i) => {
     const name = `node${i}`;
     const home = join(out, name);
@@ -149,8 +248,9 @@ export function createTestnet(options: TestnetOptions): TestnetFile {
       home,
       validator,
       address: key.address,
-      rpcPort: options.basePort + i,
-      p2pPort: options.basePort + 100 + i,
+      ip: hosts?.[i] ?? "127.0.0.1",
+      rpcPort: options.basePort + spread * i,
+      p2pPort: options.basePort + 100 + spread * i,
       peerId: peerIdOf(nodeKey),
     };
   });
@@ -172,8 +272,12 @@ export function createTestnet(options: TestnetOptions): TestnetFile {
     saveGenesis(node.home, genesis);
     const bootstrap = nodes
       .filter((peer) => peer !== node)
-      .map((peer) => `/ip4/127.0.0.1/tcp/${peer.p2pPort}/p2p/${peer.peerId}`);
-    writeConfig(node.home, { name: node.name, rpcPort: node.rpcPort, p2pPort: node.p2pPort, bootstrap });
+      .map((peer) => `${tcpMultiaddr(peer.ip, peer.p2pPort)}/p2p/${peer.peerId}`);
+    const p2p =
+      hosts === undefined
+        ? { host: "127.0.0.1", port: node.p2pPort, announce: [] }
+        : { host: "0.0.0.0", port: node.p2pPort, announce: [tcpMultiaddr(node.ip, node.p2pPort)] };
+    writeConfig(node.home, { name: node.name, rpcPort: node.rpcPort, rpcHost: node.ip, p2p, bootstrap });
   }
   const file: TestnetFile = {
     chain_id: genesis.chain_id,
@@ -181,7 +285,7 @@ export function createTestnet(options: TestnetOptions): TestnetFile {
     nodes: nodes.map((n) => ({
       name: n.name,
       home: n.home,
-      rpc_url: `http://127.0.0.1:${n.rpcPort}`,
+      rpc_url: `http://${n.ip.includes(":") ? `[${n.ip}]` : n.ip}:${n.rpcPort}`,
       p2p_port: n.p2pPort,
       address: n.address,
       validator: n.validator,

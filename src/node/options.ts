@@ -58,6 +58,8 @@ export interface P2pSettings {
   port: number;
   /** Static peers: multiaddrs ending in /p2p/<peer id>. */
   bootstrap: string[];
+  /** What other nodes are told to dial (multiaddrs without /p2p); empty: derived from the listen address. */
+  announce: string[];
   maxPeers: number;
   /** Largest gossip message or block-range response, bytes (DESIGN §9). */
   maxMessageBytes: number;
@@ -70,6 +72,7 @@ const defaultP2pSettings: P2pSettings = {
   host: defaultP2pOptions.host,
   port: 26656,
   bootstrap: [],
+  announce: [],
   maxPeers: defaultP2pOptions.maxPeers,
   maxMessageBytes: defaultP2pOptions.maxMessageBytes,
   // One sync request asks for as many blocks as a peer serves in one answer.
@@ -97,7 +100,7 @@ export function defaultNodeOptions(home: string): NodeOptions {
     metrics: false,
     name: hostname(),
     location: "",
-    p2p: { ...defaultP2pSettings, bootstrap: [] },
+    p2p: { ...defaultP2pSettings, bootstrap: [], announce: [] },
     storage: { ...defaultRetention },
     sync: { stateSync: false, trustHeight: 0, trustHash: "", chunkFetchers: 4 },
     consensus: { ...defaultConsensusTimeouts },

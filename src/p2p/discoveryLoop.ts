@@ -1,6 +1,7 @@
 import type { Multiaddr } from "@multiformats/multiaddr";
 import type { Logger } from "pino";
 import type { RequestDeadlines } from "./deadlines.ts";
+import { dialableFrom } from "./addresses.ts";
 import { Backoff, groupAddrs, type PeerAddrs } from "./discovery.ts";
 import { errorMessage } from "./errors.ts";
 import type { LiveNode } from "./libp2pNode.ts";
@@ -75,7 +76,12 @@ export class PeerDiscovery {
     if (!this.wantsPeers()) return;
     const entries = await this.exchange.request(entry);
     if (entries === undefined) return;
-    for (const candidate of groupAddrs(entries).peers) this.dialDiscovered(candidate);
+    // A peer on another host that names a loopback address means its own machine, not ours.
+    const informant = this.live()?.getConnections(entry.peerId)[0]?.remoteAddr;
+    for (const candidate of groupAddrs(entries).peers) {
+      const addrs = dialableFrom(candidate.addrs, informant);
+      if (addrs.length > 0) this.dialDiscovered({ ...candidate, addrs });
+    }
   }
 
   /** Redials the static peers that are neither connected, nor being dialed, nor refused, once due. */

@@ -7,6 +7,7 @@ import type { Libp2p, PrivateKey } from "@libp2p/interface";
 import { type Ping, ping } from "@libp2p/ping";
 import { tcp } from "@libp2p/tcp";
 import { createLibp2p } from "libp2p";
+import { announceFilter } from "./addresses.ts";
 import { P2pError } from "./errors.ts";
 import { gossipOptions } from "./gossip.ts";
 
@@ -26,6 +27,9 @@ export interface Libp2pNodeConfig {
   privateKey: PrivateKey;
   /** From `listenMultiaddr`. */
   listenAddr: string;
+  /** What identify tells peers to dial (see addresses.ts): announce addresses, or filtered listen ones. */
+  announce: readonly string[];
+  listenHost: string;
   /** Our gossip topic names (the only ones gossipsub tracks). */
   topics: readonly string[];
   maxPeers: number;
@@ -41,7 +45,11 @@ export function createLibp2pNode(config: Libp2pNodeConfig): Promise<Libp2pNode> 
   return createLibp2p({
     start: false,
     privateKey: config.privateKey,
-    addresses: { listen: [config.listenAddr] },
+    addresses: {
+      listen: [config.listenAddr],
+      announce: [...config.announce],
+      announceFilter: announceFilter(config.announce, config.listenHost),
+    },
     transports: [tcp()],
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],

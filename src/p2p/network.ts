@@ -166,6 +166,8 @@ export class P2pNetwork {
       node = await createLibp2pNode({
         privateKey: this.privateKey,
         listenAddr: this.listenAddr,
+        announce: this.options.announce,
+        listenHost: this.options.host,
         topics: [...topics],
         maxPeers,
         maxMessageBytes,

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { checkAnnounceAddrs } from "./addresses.ts";
 import { P2pError } from "./errors.ts";
 import type { PeerFilter } from "./types.ts";
 
@@ -11,6 +12,13 @@ export interface P2pOptions {
   nodeKey: Uint8Array;
   /** Static peers, full multiaddrs ending in `/p2p/<peerId>`; dialed at start and redialed when they drop. */
   bootstrap: string[];
+  /**
+   * What identify and peer exchange tell other nodes to dial: multiaddrs without `/p2p` (the peer
+   * id is added). Empty: the listen addresses, less loopback and unspecified ones unless the node
+   * listens on loopback itself (a local testnet), so a node behind `0.0.0.0` never hands a remote
+   * peer an address that only works on its own machine.
+   */
+  announce?: string[];
   /** Handshaken peers at most; discovery stops dialing there and extra handshakes are refused. */
   maxPeers: number;
   /** Largest gossip payload or request/response body, bytes (DESIGN.md §9). */
@@ -49,6 +57,7 @@ export function resolveP2pOptions(options: P2pOptions): ResolvedP2pOptions {
     ...options,
     requestTimeoutMs: options.requestTimeoutMs ?? defaultP2pOptions.requestTimeoutMs,
     penaltyCooldownMs: options.penaltyCooldownMs ?? defaultP2pOptions.penaltyCooldownMs,
+    announce: checkAnnounceAddrs(options.announce ?? []),
   };
   validateOptions(resolved);
   return resolved;

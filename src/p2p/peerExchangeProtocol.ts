@@ -2,6 +2,7 @@ import type { Connection, Stream } from "@libp2p/interface";
 import type { Multiaddr } from "@multiformats/multiaddr";
 import type { Logger } from "pino";
 import { parsePeersResponse, peerIdInAddr } from "./discovery.ts";
+import { addrsForRequester } from "./addresses.ts";
 import { P2pError, toP2pError } from "./errors.ts";
 import { encodeJson } from "./framing.ts";
 import type { LiveNode } from "./libp2pNode.ts";
@@ -72,13 +73,16 @@ export class PeerExchangeProtocol {
       MAX_PEERS_REQUEST_BYTES,
       async (_request, entry) => {
         if (entry.status === undefined) return undefined;
-        return { body: encodeJson(await this.knownPeerAddrs(entry.id)) };
+        return { body: encodeJson(await this.knownPeerAddrs(entry.id, connection.remoteAddr)) };
       },
     );
   }
 
-  /** Multiaddrs (with `/p2p/<id>`) of our handshaken peers other than `except`, bounded. */
-  private async knownPeerAddrs(except: string): Promise<string[]> {
+  /**
+   * Multiaddrs (with `/p2p/<id>`) of our handshaken peers other than `except`, bounded; local-only
+   * ones (loopback, unspecified) only for a requester on this machine (addresses.ts).
+   */
+  private async knownPeerAddrs(except: string, requesterAddr: Multiaddr): Promise<string[]> {
     const node = this.live();
     if (node === undefined) return [];
     const out: string[] = [];
@@ -97,7 +101,7 @@ export class PeerExchangeProtocol {
           .filter((connection) => connection.direction === "outbound")
           .map((connection) => connection.remoteAddr);
       }
-      for (const addr of addrs.slice(0, ADDRS_PER_PEER)) {
+      for (const addr of addrsForRequester(addrs, requesterAddr).slice(0, ADDRS_PER_PEER)) {
         const text =
           peerIdInAddr(addr) === undefined ? `${addr.toString()}/p2p/${entry.id}` : addr.toString();
         bytes += text.length + 3;

@@ -7,6 +7,7 @@ import {
   initHome,
   type NodeOptions,
   randomPrivateKey,
+  validatorEntryPath,
 } from "../../node/index.ts";
 import { logOptions, parseIntFlag } from "../options.ts";
 import { type PasswordFlags, passwordOptions, readNewPassword } from "../password.ts";
@@ -20,6 +21,12 @@ interface InitFlags extends PasswordFlags {
   p2pPort: number;
   name: string;
   encryptKey?: boolean;
+  p2pHost?: string;
+  p2pAnnounce?: string[];
+  stake?: number;
+  balance?: number;
+  genesis?: string;
+  bootstrap?: string[];
   logLevel?: NodeOptions["logLevel"];
   logFormat?: NodeOptions["logFormat"];
 }
@@ -47,6 +54,29 @@ export function initCommand(): Command {
       new Option("--p2p-port <port>", "peer-to-peer port").default(26656).argParser(parseIntFlag(0, 65535)),
     )
     .addOption(new Option("--name <name>", "node name shown by net_nodeInfo").default("node"))
+    .addOption(new Option("--p2p-host <ip>", "p2p listen address (0.0.0.0: reachable from other hosts)"))
+    .addOption(
+      new Option("--p2p-announce <multiaddrs...>", "addresses other nodes dial this one at (p2p.announce)"),
+    )
+    .addOption(
+      new Option("--stake <n>", "this validator's genesis stake (in its validator entry)").argParser(
+        parseIntFlag(1, Number.MAX_SAFE_INTEGER),
+      ),
+    )
+    .addOption(
+      new Option("--balance <n>", "this validator's genesis balance (in its validator entry)").argParser(
+        parseIntFlag(0, Number.MAX_SAFE_INTEGER),
+      ),
+    )
+    .addOption(
+      new Option(
+        "--genesis <file>",
+        "join an existing network: use this genesis.json (a full node; no entry)",
+      ).conflicts(["stake", "balance"]),
+    )
+    .addOption(
+      new Option("--bootstrap <multiaddrs...>", "peers to dial first (multiaddrs ending in /p2p/<id>)"),
+    )
     .addOption(
       new Option(
         "--encrypt-key",
@@ -67,19 +97,39 @@ export function initCommand(): Command {
             keystoreScrypt(),
           )
         : undefined;
-      const { address, peerId } = initHome(flags.home, {
+      const result = initHome(flags.home, {
         chainId: flags.chainId,
         networkId: flags.networkId as 0 | 1,
         rpcPort: flags.rpcPort,
         p2pPort: flags.p2pPort,
         name: flags.name,
         encryptedValidatorKey,
+        p2pHost: flags.p2pHost,
+        announce: flags.p2pAnnounce,
+        stake: flags.stake,
+        balance: flags.balance,
+        genesisFile: flags.genesis,
+        bootstrap: flags.bootstrap,
       });
       const log = createLogger(flags.logLevel ?? "info", flags.logFormat);
       log.debug({ ...homePaths(flags.home) }, "home written");
       console.log(`initialised ${flags.home}
-  validator  ${address}
-  peer id    ${peerId}
-Start it with: chain-node start --home ${flags.home}`);
+  validator  ${result.address}
+  peer id    ${result.peerId}`);
+      for (const addr of result.identity.announce) console.log(`  announce   ${addr}`);
+      if (result.identity.guessed) {
+        console.log("  (this machine's interfaces: behind NAT or in a container, set --p2p-announce)");
+      }
+      if (result.genesisHash !== undefined) {
+        console.log(
+          `  genesis    block 0 ${result.genesisHash}\nStart it with: chain-node start --home ${flags.home}`,
+        );
+        return;
+      }
+      console.log(`Start it alone with: chain-node start --home ${flags.home}
+To build a network, give this entry (also in ${validatorEntryPath(flags.home)}) to whoever
+assembles the genesis (chain-node genesis add-validator), then install the genesis they send
+(chain-node genesis install). It holds no key.
+${JSON.stringify(result.entry)}`);
     });
 }

@@ -11,6 +11,7 @@ interface TestnetFlags {
   blockTime: number;
   logLevel?: NodeOptions["logLevel"];
   logFormat?: NodeOptions["logFormat"];
+  hosts?: string[];
 }
 
 export function testnetCommand(): Command {
@@ -38,6 +39,12 @@ export function testnetCommand(): Command {
         .default(1000)
         .argParser(parseIntFlag(1, 3_600_000)),
     )
+    .addOption(
+      new Option(
+        "--hosts <ips>",
+        "one IP per node, comma-separated: node i lives on host i (same ports everywhere; p2p on 0.0.0.0, announcing its IP)",
+      ).argParser((value) => value.split(",").map((ip) => ip.trim())),
+    )
     .action((flags: TestnetFlags) => {
       const testnet = createTestnet({
         validators: flags.validators,
@@ -46,6 +53,7 @@ export function testnetCommand(): Command {
         basePort: flags.basePort,
         chainId: flags.chainId,
         blockTimeMs: flags.blockTime,
+        hosts: flags.hosts,
       });
       const log = createLogger(flags.logLevel ?? "info", flags.logFormat);
       for (const node of testnet.nodes) log.debug({ ...node }, "node home written");
