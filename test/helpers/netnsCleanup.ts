@@ -61,7 +61,8 @@ function probeNamespaces(): NamespaceSupport {
     return { ok: false, reason: `network namespaces need Linux, not ${process.platform}` };
   const uid = process.getuid?.();
   if (uid !== 0) return { ok: false, reason: `making network namespaces needs root (uid is ${uid})` };
-  if (spawnSync("ip", ["-V"]).status !== 0) return { ok: false, reason: "no `ip` command (iproute2)" };
+  if (spawnSync("ip", ["-V"], { timeout: 10_000 }).status !== 0)
+    return { ok: false, reason: "no `ip` command (iproute2)" };
   const ns = namespaceName(DEFAULT_PREFIX, process.pid, "probe", "x");
   try {
     runIp(["netns", "add", ns]);
