@@ -353,6 +353,12 @@ describe("the container image (Dockerfile's runtime stage), run on this host", (
     for (const [i, node] of nodes.entries()) await waitHealthy(node, `node${i}`);
 
     const [first, second] = nodes as [Container, Container];
+    // Ready means a peer and no sync, not blocks yet: wait for some, so that the restart has a chain to keep.
+    await waitFor(
+      "node0 at height 2",
+      async () => ((await rpc<number>(first.rpcUrl, "chain_getRecentBlockNumber")) >= 2 ? true : undefined),
+      30_000,
+    );
     const block1 = await rpc<{ hash: string }>(first.rpcUrl, "chain_getBlockByNumber", { number: 1 });
     const stopped = await first.stop();
     assert.equal(stopped.code, 0, `SIGTERM exits with 0\n${first.output().slice(-2_000)}`);
