@@ -82,6 +82,15 @@ export function readValidatorEntry(source: string): ValidatorEntry {
   return parseValidatorEntry(raw, source.trimStart().startsWith("{") ? "entry" : source);
 }
 
+/** A genesis file, checked as `start` checks it; throws one line naming the file. */
+export function readGenesisFile(file: string): Genesis {
+  try {
+    return parseGenesis(JSON.parse(readFileSync(file, "utf8")));
+  } catch (error) {
+    throw new Error(`${file}: ${(error as Error).message}`);
+  }
+}
+
 /** Writes a file whole or not at all: a crash leaves the old file or the new one, never half. */
 function writeAtomically(path: string, text: string): void {
   const temporary = `${path}.tmp-${process.pid}`;
@@ -157,12 +166,7 @@ export function installGenesis(
   file: string,
   options: { asFullNode: boolean },
 ): { genesis: Genesis; hash: string; validates: boolean } {
-  let genesis: Genesis;
-  try {
-    genesis = parseGenesis(JSON.parse(readFileSync(file, "utf8")));
-  } catch (error) {
-    throw new Error(`${file}: ${(error as Error).message}`);
-  }
+  const genesis = readGenesisFile(file);
   const hash = genesisBlockHash(genesis);
   if (existsSync(homePaths(home).genesis)) {
     const current = loadGenesis(home);

@@ -8,6 +8,7 @@ import { bytesToHex, hexToBytes, isHex, isValidPrivateKey, privateKeyToAddress }
 import { checkAnnounceAddrs, generateNodeKey, isLocalOnlyIp, peerIdOf } from "../p2p/index.ts";
 import {
   installGenesis,
+  readGenesisFile,
   VALIDATOR_ENTRY_FORMAT,
   VALIDATOR_ENTRY_VERSION,
   type ValidatorEntry,
@@ -103,6 +104,8 @@ export interface InitResult {
  */
 export function initHome(home: string, options: InitOptions): InitResult {
   if (existsSync(homePaths(home).genesis)) throw new Error(`${home} is already initialised`);
+  // Checked before anything is written: a bad file must not leave a home with keys and no genesis.
+  if (options.genesisFile !== undefined) readGenesisFile(options.genesisFile);
   const p2p = {
     host: options.p2pHost ?? "127.0.0.1",
     port: options.p2pPort,

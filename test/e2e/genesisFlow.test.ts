@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -162,6 +162,9 @@ describe("a genesis built by validators who never share keys", () => {
       ["genesis", "install", "--home", home("stranger"), "--genesis", shared],
       /does not list this home's validator .*: add its entry/,
     );
+    // A file that is no genesis leaves no half-made home behind.
+    await refused(["init", "--home", home("nothing"), "--genesis", forged], /forged-entry\.json: genesis: /);
+    assert.equal(existsSync(home("nothing")), false);
   });
 
   it("install puts the genesis and one bootstrap peer into every other home; a full node joins with init --genesis", async () => {
