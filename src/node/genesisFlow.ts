@@ -1,10 +1,10 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parse as parseToml, stringify as toToml } from "smol-toml";
+import { parse as parseToml } from "smol-toml";
 import { type Genesis, genesisBlockHash, parseGenesis } from "../chain/index.ts";
 import { isAddress, toChecksumAddress } from "../crypto/index.ts";
 import { ReadOnlyStore } from "../storage/index.ts";
-import { homePaths, loadGenesis } from "./home.ts";
+import { homePaths, loadGenesis, saveConfig, saveGenesis } from "./home.ts";
 
 /**
  * A genesis that validators build together without sharing keys (issue 19, DESIGN.md §12): each
@@ -91,15 +91,6 @@ export function readGenesisFile(file: string): Genesis {
   }
 }
 
-/** Writes a file whole or not at all: a crash leaves the old file or the new one, never half. */
-function writeAtomically(path: string, text: string): void {
-  const temporary = `${path}.tmp-${process.pid}`;
-  writeFileSync(temporary, text);
-  renameSync(temporary, path);
-}
-
-const genesisText = (genesis: Genesis): string => `${JSON.stringify(genesis, null, 2)}\n`;
-
 /** Block 0's hash if the home has chain data (it started once), else undefined. */
 function storedGenesisHash(home: string): string | undefined {
   if (!existsSync(join(homePaths(home).data, "data.mdb"))) return undefined;
@@ -151,7 +142,7 @@ export function addValidators(
     added.push(entry.address);
   }
   const checked = parseGenesis(genesis); // the same checks start applies (limits, duplicates)
-  writeAtomically(homePaths(home).genesis, genesisText(checked));
+  saveGenesis(home, checked);
   return { genesis: checked, added };
 }
 
@@ -188,7 +179,7 @@ export function installGenesis(
       `${file} does not list this home's validator ${own.address}: add its entry (${entryFile}) with genesis add-validator, or install with --as-full-node`,
     );
   }
-  writeAtomically(homePaths(home).genesis, genesisText(genesis));
+  saveGenesis(home, genesis);
   return { genesis, hash, validates };
 }
 
@@ -205,6 +196,6 @@ export function setBootstrap(home: string, bootstrap: readonly string[], ownPeer
   >;
   const peers = [...new Set(bootstrap)].filter((addr) => !addr.endsWith(`/p2p/${ownPeerId}`));
   config.p2p = { ...config.p2p, bootstrap: peers };
-  writeAtomically(path, `# chain-node configuration (docs/configuration.md)\n${toToml(config)}\n`);
+  saveConfig(home, config);
   return peers;
 }

@@ -1,5 +1,6 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { stringify as toToml } from "smol-toml";
 import { type Genesis, parseGenesis } from "../chain/index.ts";
 import { hexToBytes, isHex, isValidPrivateKey, privateKeyToAddress } from "../crypto/index.ts";
 
@@ -34,9 +35,25 @@ export function loadGenesis(home: string): Genesis {
   return parseGenesis(raw);
 }
 
+/** Writes a file whole or not at all: a crash leaves the old file or the new one, never half. */
+function writeAtomically(path: string, text: string): void {
+  const temporary = `${path}.tmp-${process.pid}`;
+  writeFileSync(temporary, text);
+  renameSync(temporary, path);
+}
+
 export function saveGenesis(home: string, genesis: Genesis): void {
   mkdirSync(home, { recursive: true });
-  writeFileSync(homePaths(home).genesis, `${JSON.stringify(genesis, null, 2)}\n`);
+  writeAtomically(homePaths(home).genesis, `${JSON.stringify(genesis, null, 2)}\n`);
+}
+
+/** Writes the home's config.toml from its parsed form (atomically, like the genesis). */
+export function saveConfig(home: string, config: Record<string, unknown>): void {
+  mkdirSync(home, { recursive: true });
+  writeAtomically(
+    homePaths(home).config,
+    `# chain-node configuration (docs/configuration.md)\n${toToml(config)}\n`,
+  );
 }
 
 /** Writes a key file readable by its owner only. */

@@ -2,10 +2,15 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { join, resolve } from "node:path";
-import { stringify as toToml } from "smol-toml";
 import type { Genesis } from "../chain/index.ts";
 import { bytesToHex, hexToBytes, isHex, isValidPrivateKey, privateKeyToAddress } from "../crypto/index.ts";
-import { checkAnnounceAddrs, generateNodeKey, isLocalOnlyIp, peerIdOf } from "../p2p/index.ts";
+import {
+  checkAnnounceAddrs,
+  generateNodeKey,
+  isLocalOnlyIp,
+  listenMultiaddr,
+  peerIdOf,
+} from "../p2p/index.ts";
 import {
   installGenesis,
   readGenesisFile,
@@ -14,7 +19,7 @@ import {
   type ValidatorEntry,
   validatorEntryPath,
 } from "./genesisFlow.ts";
-import { homePaths, saveGenesis, saveKey } from "./home.ts";
+import { homePaths, saveConfig, saveGenesis, saveKey } from "./home.ts";
 import { saveKeystoreFile } from "./keyring.ts";
 import type { KeystoreV3 } from "./keystore.ts";
 import { announcedAddrs, type NodeIdentity } from "./nodeIdentity.ts";
@@ -153,9 +158,6 @@ export function initHome(home: string, options: InitOptions): InitResult {
   return { address: validator.address, peerId, identity, entry };
 }
 
-const tcpMultiaddr = (ip: string, port: number): string =>
-  `/${ip.includes(":") ? "ip6" : "ip4"}/${ip}/tcp/${port}`;
-
 /** The identity of an initialised home (its node key must exist: `init` writes it). */
 export function homeIdentity(
   home: string,
@@ -182,12 +184,11 @@ function writeConfig(
     bootstrap: config.bootstrap,
   };
   if (config.p2p.announce.length > 0) p2p.announce = [...config.p2p.announce];
-  const toml = toToml({
+  saveConfig(home, {
     node: { name: config.name },
     rpc: { host: config.rpcHost ?? "127.0.0.1", port: config.rpcPort },
     p2p,
   });
-  writeFileSync(homePaths(home).config, `# chain-node configuration (docs/configuration.md)\n${toml}\n`);
 }
 
 export interface TestnetNode {
@@ -275,11 +276,11 @@ export function createTestnet(options: TestnetOptions): TestnetFile {
     saveGenesis(node.home, genesis);
     const bootstrap = nodes
       .filter((peer) => peer !== node)
-      .map((peer) => `${tcpMultiaddr(peer.ip, peer.p2pPort)}/p2p/${peer.peerId}`);
+      .map((peer) => `${listenMultiaddr(peer.ip, peer.p2pPort)}/p2p/${peer.peerId}`);
     const p2p =
       hosts === undefined
         ? { host: "127.0.0.1", port: node.p2pPort, announce: [] }
-        : { host: "0.0.0.0", port: node.p2pPort, announce: [tcpMultiaddr(node.ip, node.p2pPort)] };
+        : { host: "0.0.0.0", port: node.p2pPort, announce: [listenMultiaddr(node.ip, node.p2pPort)] };
     writeConfig(node.home, { name: node.name, rpcPort: node.rpcPort, rpcHost: node.ip, p2p, bootstrap });
   }
   const file: TestnetFile = {

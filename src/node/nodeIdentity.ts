@@ -1,6 +1,5 @@
-import { isIPv6 } from "node:net";
 import { networkInterfaces } from "node:os";
-import { checkAnnounceAddrs, isLocalOnlyIp } from "../p2p/index.ts";
+import { checkAnnounceAddrs, isLocalOnlyIp, listenMultiaddr } from "../p2p/index.ts";
 import type { P2pSettings } from "./options.ts";
 
 /** What another operator needs to reach this node: its peer id and the addresses it announces. */
@@ -15,8 +14,6 @@ export interface NodeIdentity {
   guessed: boolean;
 }
 
-const tcpAddr = (ip: string, port: number): string => `/${isIPv6(ip) ? "ip6" : "ip4"}/${ip}/tcp/${port}`;
-
 /**
  * The addresses a node with these settings announces (p2p/addresses.ts says what identify
  * passes on): p2p.announce when set; else its listen address when that is one address; else,
@@ -30,12 +27,12 @@ export function announcedAddrs(
   if (p2p.announce.length > 0) {
     return { peerId, announce: checkAnnounceAddrs(p2p.announce).map(withId), guessed: false };
   }
-  const host = p2p.host === "localhost" ? "127.0.0.1" : p2p.host;
+  const host = p2p.host;
   if (host !== "0.0.0.0" && host !== "::")
-    return { peerId, announce: [withId(tcpAddr(host, p2p.port))], guessed: false };
+    return { peerId, announce: [withId(listenMultiaddr(host, p2p.port))], guessed: false };
   const ips = Object.values(networkInterfaces())
     .flatMap((list) => list ?? [])
     .filter((entry) => (host === "::" || entry.family === "IPv4") && !isLocalOnlyIp(entry.address))
     .map((entry) => entry.address);
-  return { peerId, announce: ips.map((ip) => withId(tcpAddr(ip, p2p.port))), guessed: true };
+  return { peerId, announce: ips.map((ip) => withId(listenMultiaddr(ip, p2p.port))), guessed: true };
 }

@@ -12,6 +12,7 @@ export { P2pError, type P2pErrorReason } from "./errors.ts";
 export { P2pNetwork } from "./network.ts";
 export { generateNodeKey, peerIdOf } from "./nodeKey.ts";
 export { checkAnnounceAddrs, isLocalOnlyIp } from "./addresses.ts";
+export { listenMultiaddr } from "./libp2pNode.ts";
 export { defaultP2pOptions, type P2pOptions } from "./options.ts";
 export {
   BLOCKS_BY_RANGE_PROTOCOL,

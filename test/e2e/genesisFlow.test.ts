@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { freePort, type NodeProcess, rpc, spawnNode } from "../helpers/process.ts";
+import { freePort, type NodeProcess, rpc, runCli, spawnNode } from "../helpers/process.ts";
 import { waitFor } from "../helpers/testNode.ts";
 
 /**
@@ -17,27 +15,7 @@ import { waitFor } from "../helpers/testNode.ts";
  * other through one bootstrap peer and peer exchange.
  */
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["bin/chain-node.js", ...args],
-      { cwd: ROOT, env: { ...process.env, CHAIN_NODE_TEST_KEYSTORE_SCRYPT_N: "2" }, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
+const cli = (args: string[]) => runCli(args, { CHAIN_NODE_TEST_KEYSTORE_SCRYPT_N: "2" });
 
 async function ok(args: string[]): Promise<string> {
   const run = await cli(args);

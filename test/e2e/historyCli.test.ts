@@ -1,39 +1,17 @@
 // `chain-node history` against a running dev node, as an operator types it.
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import type { DerivedAccount } from "../../src/crypto/index.ts";
 import { devAccounts } from "../../src/node/index.ts";
 import type { HistoryPage } from "../helpers/history.ts";
 import { devNodeArgs } from "../helpers/crash.ts";
-import { freePort, type NodeProcess, rpc, spawnNode } from "../helpers/process.ts";
+import { freePort, type NodeProcess, rpc, runCli, spawnNode } from "../helpers/process.ts";
 import { signTx, transferBody, waitFor } from "../helpers/testNode.ts";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["bin/chain-node.js", ...args],
-      { cwd: ROOT, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
+const cli = (args: string[]) => runCli(args);
 
 describe("chain-node history", () => {
   const home = mkdtempSync(join(tmpdir(), "chain-node-history-cli-"));

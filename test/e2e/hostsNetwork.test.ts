@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, execFile } from "node:child_process";
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { HostNetwork } from "../helpers/netns.ts";
+import { outputLine } from "../helpers/process.ts";
 import { canMakeNamespaces, removeLeftoverNamespaces } from "../helpers/netnsCleanup.ts";
 import { signTx, transferBody, waitFor } from "../helpers/testNode.ts";
 
@@ -94,29 +95,6 @@ async function orUndefined<T>(call: Promise<T>): Promise<T | undefined> {
   } catch {
     return undefined;
   }
-}
-
-function lineFrom(child: ChildProcess, pattern: RegExp, what: string, timeoutMs = 20_000): Promise<void> {
-  let output = "";
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${what}: no ${pattern} within ${timeoutMs} ms:\n${output}`)),
-      timeoutMs,
-    );
-    child.stderr?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      if (!pattern.test(output)) return;
-      clearTimeout(timer);
-      resolve();
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${what}: exited with ${code}:\n${output}`));
-    });
-  });
 }
 
 interface Block {
@@ -234,7 +212,7 @@ describe("a network across hosts: five nodes in five network namespaces, built b
     for (const out of installed) assert.match(out, /this home validates/);
 
     const setUpAt = Date.now();
-    const forwarders: Promise<void>[] = [];
+    const forwarders: Promise<unknown>[] = [];
     for (const i of all) {
       const node = network.spawn(
         i,
@@ -253,7 +231,7 @@ describe("a network across hosts: five nodes in five network namespaces, built b
         ["--import", "tsx", FORWARDER, socket(i), String(RPC_PORT)],
         { cwd: ROOT },
       );
-      forwarders.push(lineFrom(forwarder, /listening/, `RPC forwarder on host ${i}`));
+      forwarders.push(outputLine(forwarder, /listening/, `RPC forwarder on host ${i}`));
     }
     await Promise.all(forwarders);
     sampler = setInterval(() => {

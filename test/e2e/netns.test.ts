@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "node:test";
 import { delayProxyCommand, startDelayProxyProcess } from "../helpers/delayProxyProcess.ts";
 import { HostNetwork } from "../helpers/netns.ts";
+import { outputLine } from "../helpers/process.ts";
 import { canMakeNamespaces, namespaceName, removeLeftoverNamespaces } from "../helpers/netnsCleanup.ts";
 import { listNamespaces, runIp } from "../helpers/netnsCommands.ts";
 import { waitFor } from "../helpers/testNode.ts";
@@ -38,33 +39,6 @@ function rootNetworkState(): string[] {
     .split("\n")
     .map((line) => line.replace(/\\.*$/, ""));
   return [...links, ...routes, ...routes6, ...addresses].filter((line) => line.trim() !== "");
-}
-
-/** Resolves when `child` prints a line matching `pattern`, with the match. */
-function lineFrom(
-  child: ChildProcess,
-  pattern: RegExp,
-  what: string,
-  timeoutMs = 20_000,
-): Promise<RegExpExecArray> {
-  let output = "";
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${what}: no ${pattern} within ${timeoutMs} ms:\n${output}`)),
-      timeoutMs,
-    );
-    child.stderr?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = pattern.exec(output);
-      if (match === null) return;
-      clearTimeout(timer);
-      resolve(match);
-    });
-    child.once("exit", (code) => reject(new Error(`${what}: exited with ${code}:\n${output}`)));
-  });
 }
 
 describe("hosts in network namespaces", {
@@ -102,7 +76,7 @@ describe("hosts in network namespaces", {
         ["--import", "tsx", PROBE, "serve", host.ip, String(ECHO_PORT)],
         { cwd: ROOT },
       );
-      await lineFrom(echo, /listening/, `echo server on host ${host.index}`);
+      await outputLine(echo, /listening/, `echo server on host ${host.index}`);
     }
   });
   after(() => net?.destroy());
@@ -213,7 +187,7 @@ describe("hosts in network namespaces", {
         },
       );
       const exited = new Promise((resolve) => holder.once("exit", resolve));
-      const made = JSON.parse((await lineFrom(holder, /\{.*\}\n/, "holder"))[0]) as {
+      const made = JSON.parse((await outputLine(holder, /\{.*\}\n/, "holder"))[0]) as {
         namespaces: string[];
         sleeper: number;
       };
@@ -235,7 +209,7 @@ describe("hosts in network namespaces", {
       stdio: ["ignore", "pipe", "pipe"],
     });
     const exited = new Promise((resolve) => holder.once("exit", resolve));
-    const made = JSON.parse((await lineFrom(holder, /\{.*\}\n/, "holder"))[0]) as {
+    const made = JSON.parse((await outputLine(holder, /\{.*\}\n/, "holder"))[0]) as {
       namespaces: string[];
       sleeper: number;
     };

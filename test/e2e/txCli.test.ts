@@ -1,41 +1,20 @@
 // `chain-node tx …`, `chain-node balance` and `chain-node get` against a running dev node, as an operator types them.
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import { connect } from "../../src/client/index.ts";
-import { freePort, type NodeProcess, rpc, spawnNode } from "../helpers/process.ts";
+import { freePort, type NodeProcess, rpc, runCli, spawnNode } from "../helpers/process.ts";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 // Dev account 1 (public test mnemonic): funded with 10^12, not the validator.
 const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 const SENDER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const RECIPIENT = "0x00000000000000000000000000000000000000aa";
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["bin/chain-node.js", ...args],
-      { cwd: ROOT, env: { ...process.env, ...env }, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, env);
 
 describe("chain-node tx, balance and get", () => {
   const home = mkdtempSync(join(tmpdir(), "chain-node-txcli-"));

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { type Agent, request } from "node:http";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -166,5 +166,68 @@ export function httpPost(agent: Agent, port: number, body: string, timeoutMs?: n
     }
     req.on("error", reject);
     req.end(body);
+  });
+}
+
+/** What one `chain-node` command printed and how it exited. */
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs one `chain-node` command (bin/chain-node.js, this Node) to its end, as an operator types
+ * it; `env` is added to this process's environment. Killed after `timeoutMs`.
+ */
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["bin/chain-node.js", ...args],
+      { cwd: ROOT, env: { ...process.env, ...env }, timeout: timeoutMs },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/**
+ * Resolves with the match when `child` prints (on stdout) output matching `pattern`; rejects
+ * after `timeoutMs` or when it exits first, with what it printed. For helper processes that say
+ * "listening" when they are ready.
+ */
+export function outputLine(
+  child: ChildProcess,
+  pattern: RegExp,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<RegExpExecArray> {
+  let output = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${what}: no ${pattern} within ${timeoutMs} ms:\n${output}`)),
+      timeoutMs,
+    );
+    child.stderr?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stdout?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = pattern.exec(output);
+      if (match === null) return;
+      clearTimeout(timer);
+      resolve(match);
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what}: exited with ${code}:\n${output}`));
+    });
   });
 }
