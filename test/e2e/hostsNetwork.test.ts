@@ -2,13 +2,13 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { HostNetwork } from "../helpers/netns.ts";
 import { outputLine } from "../helpers/process.ts";
+import { orUndefined, unixRpc } from "../helpers/unixRpc.ts";
 import { canMakeNamespaces, removeLeftoverNamespaces } from "../helpers/netnsCleanup.ts";
 import { signTx, transferBody, waitFor } from "../helpers/testNode.ts";
 
@@ -47,54 +47,6 @@ function cli(args: string[]): Promise<string> {
       },
     );
   });
-}
-
-/** One JSON-RPC call through a unix socket; rejects on an error reply or after `timeoutMs`. */
-function unixRpc<T>(socketPath: string, method: string, params?: unknown, timeoutMs = 5_000): Promise<T> {
-  const message: Record<string, unknown> = { jsonrpc: "2.0", id: 1, method };
-  if (params !== undefined) message.params = params;
-  const body = JSON.stringify(message);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        socketPath,
-        method: "POST",
-        path: "/",
-        agent: false,
-        timeout: timeoutMs,
-        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("error", reject);
-        res.on("end", () => {
-          try {
-            const reply = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
-              result?: T;
-              error?: unknown;
-            };
-            if (reply.error !== undefined) reject(new Error(`${method}: ${JSON.stringify(reply.error)}`));
-            else resolve(reply.result as T);
-          } catch (error) {
-            reject(error);
-          }
-        });
-      },
-    );
-    req.on("timeout", () => req.destroy(new Error(`${method}: no answer within ${timeoutMs} ms`)));
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
-/** `call`'s result, or undefined when it failed (a node not up yet, or cut off): for polling. */
-async function orUndefined<T>(call: Promise<T>): Promise<T | undefined> {
-  try {
-    return await call;
-  } catch {
-    return undefined;
-  }
 }
 
 interface Block {

@@ -46,9 +46,20 @@ export interface DelayProxyStats {
   delayedChunks: number;
 }
 
+/** What `reshape` may change on a running proxy. */
+export type LinkChange = Partial<
+  Pick<DelayProxyOptions, "delayMs" | "jitterMs" | "jitter" | "bandwidthBytesPerSecond" | "burstBytes">
+>;
+
 export interface DelayProxy {
   port: number;
   stats(): DelayProxyStats;
+  /**
+   * Changes the link's shape for every chunk read from now on, on open connections too (a WAN
+   * bench goes from 0 to 50 to 150 ms without reconnecting). Bytes never reorder: a chunk is
+   * released no earlier than the one before it, whatever its own deadline.
+   */
+  reshape(change: LinkChange): void;
   /** Stops listening, resets every open connection, clears every timer. */
   close(): Promise<void>;
 }
@@ -90,7 +101,9 @@ function reset(socket: Socket): void {
 }
 
 export function startDelayProxy(options: DelayProxyOptions): Promise<DelayProxy> {
-  const shape = linkShapeOf(options);
+  let current: DelayProxyOptions = { ...options };
+  // One object every direction reads on each chunk: reshape() changes it in place.
+  const shape = linkShapeOf(current);
   const random = options.seed === undefined ? Math.random : seededRandom(options.seed);
   const open = new Set<{ directions: DelayedDirection[]; sockets: Socket[] }>();
   let accepted = 0;
@@ -149,6 +162,11 @@ export function startDelayProxy(options: DelayProxyOptions): Promise<DelayProxy>
           maxQueuedBytes,
           delayedChunks,
         }),
+        reshape: (change) => {
+          const next = { ...current, ...change };
+          Object.assign(shape, linkShapeOf(next));
+          current = next;
+        },
         close: () =>
           new Promise<void>((done) => {
             server.close(() => done());

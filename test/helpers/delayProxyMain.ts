@@ -1,5 +1,6 @@
+import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import { type DelayProxyOptions, startDelayProxy } from "./delayProxy.ts";
+import { type DelayProxyOptions, type LinkChange, startDelayProxy } from "./delayProxy.ts";
 
 /**
  * The delay proxy as its own process, so that it can run inside a namespaced host:
@@ -8,7 +9,9 @@ import { type DelayProxyOptions, startDelayProxy } from "./delayProxy.ts";
  *     --listen 10.1.2.2:7000 --target 10.1.2.3:7000 --delay-ms 50 --jitter-ms 10 --jitter normal
  *
  * or `--config '{"listenHost":…}'` (DelayProxyOptions as JSON; flags given beside it win). Prints
- * `listening HOST:PORT` once it accepts connections; SIGTERM or SIGINT closes it.
+ * `listening HOST:PORT` once it accepts connections; SIGTERM or SIGINT closes it. Each line on
+ * stdin is a JSON LinkChange (e.g. `{"delayMs":150,"jitterMs":20}`) applied at once, answered
+ * with `shaped <the line>` (or `reshape failed: <why>`).
  */
 
 const { values } = parseArgs({
@@ -52,6 +55,14 @@ for (const [flag, key] of Object.entries(numbers)) {
 
 const proxy = await startDelayProxy(options);
 process.stdout.write(`listening ${options.listenHost}:${proxy.port}\n`);
+createInterface({ input: process.stdin }).on("line", (line) => {
+  try {
+    proxy.reshape(JSON.parse(line) as LinkChange);
+    process.stdout.write(`shaped ${line}\n`);
+  } catch (error) {
+    process.stdout.write(`reshape failed: ${String(error)}\n`);
+  }
+});
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.once(signal, () => {
     void proxy.close().then(() => process.exit(0));

@@ -1,10 +1,11 @@
 import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type { DelayProxyOptions } from "./delayProxy.ts";
+import type { DelayProxyOptions, LinkChange } from "./delayProxy.ts";
 
 /**
  * Starts delayProxyMain.ts as a process through `launch` (plain `spawn`, or `HostNetwork.spawn` to
- * run it inside a host) and waits for its `listening` line.
+ * run it inside a host) and waits for its `listening` line. Launch it with stdin a pipe to
+ * `reshape` it later.
  */
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -15,6 +16,8 @@ export interface DelayProxyProcess {
   port: number;
   /** SIGTERM and wait for the exit. */
   stop(): Promise<void>;
+  /** Changes the link's shape on the running proxy; resolves when it confirmed. */
+  reshape(change: LinkChange, timeoutMs?: number): Promise<void>;
 }
 
 /** What to launch: the pinned Node through tsx, from the repository root (where tsx resolves). */
@@ -51,8 +54,34 @@ export function startDelayProxyProcess(child: ChildProcess, timeoutMs = 20_000):
       child.removeListener("exit", onEarlyExit);
       child.stdout?.removeListener("data", onStdout);
       child.stdout?.resume(); // keep draining what it prints later
-      resolve({ child, port: Number(port), stop });
+      resolve({ child, port: Number(port), stop, reshape: (change, ms) => reshape(child, change, ms) });
     };
     child.stdout?.on("data", onStdout);
+  });
+}
+
+/** Writes one change to the proxy's stdin and waits for its `shaped` (or `reshape failed`) line. */
+function reshape(child: ChildProcess, change: LinkChange, timeoutMs = 5_000): Promise<void> {
+  const line = JSON.stringify(change);
+  const stdin = child.stdin;
+  const stdout = child.stdout;
+  if (stdin === null || stdout === null) return Promise.reject(new Error("delay proxy: stdin is not a pipe"));
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    const done = (error?: Error) => {
+      clearTimeout(timer);
+      stdout.removeListener("data", onData);
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const timer = setTimeout(() => done(new Error(`delay proxy: no answer to ${line}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes(`shaped ${line}\n`)) done();
+      const failed = /reshape failed: (.*)\n/.exec(seen)?.[1];
+      if (failed !== undefined) done(new Error(`delay proxy: ${failed}`));
+    };
+    stdout.on("data", onData);
+    stdin.write(`${line}\n`);
   });
 }

@@ -382,4 +382,40 @@ describe("delay proxy (127.0.0.1)", { timeout: 120_000 }, () => {
     await proxy.stop();
     assert.equal(child.exitCode, 0, "clean exit on SIGTERM");
   });
+
+  it("reshapes a running process proxy over stdin: an open connection gets the new delay, bytes in order", async (t) => {
+    const { server, port } = await listen((socket) => socket.pipe(socket));
+    t.after(() => server.close());
+    const { command, args, cwd } = delayProxyCommand({
+      listenHost: HOST,
+      listenPort: 0,
+      targetHost: HOST,
+      targetPort: port,
+      delayMs: 10,
+    });
+    const proxy = await startDelayProxyProcess(
+      spawn(command, args, { cwd, stdio: ["pipe", "pipe", "pipe"] }),
+    );
+    after(() => proxy.stop());
+    const client = await dial(proxy.port);
+    const roundTrip = async (text: string) => {
+      const sentAt = performance.now();
+      const echo = readBytes(client, text.length);
+      client.write(text);
+      assert.equal((await echo).toString(), text);
+      return performance.now() - sentAt;
+    };
+    const before = await roundTrip("a");
+    await proxy.reshape({ delayMs: 60 });
+    const slower = await roundTrip("b");
+    await proxy.reshape({ delayMs: 0 });
+    // Written right after the change back to 0 ms, behind nothing: fast again.
+    const faster = await roundTrip("c");
+    await assert.rejects(proxy.reshape({ delayMs: -1 }), /delayMs must be a number ≥ 0/);
+    client.destroy();
+    t.diagnostic(`rtt ${before.toFixed(1)} → ${slower.toFixed(1)} → ${faster.toFixed(1)} ms`);
+    assert.ok(before >= 20 - 1 && before <= 20 + LATE_MS * 2, `rtt ${before} ms ≈ 20 ms`);
+    assert.ok(slower >= 120 - 1 && slower <= 120 + LATE_MS * 2, `rtt ${slower} ms ≈ 120 ms after the change`);
+    assert.ok(faster <= LATE_MS * 2, `rtt ${faster} ms ≈ 0 after the change back`);
+  });
 });
