@@ -7,7 +7,7 @@
  * first validator's commit of the previous height to the median validator's commit of this one),
  * rounds per height, and the messages the network carried.
  */
-import { defaultConsensusTimeouts } from "../src/node/options.ts";
+import { consensusTimeouts, defaultConsensusTimeouts } from "../src/node/options.ts";
 import { runConsensusSim, type SimResult } from "../test/helpers/consensusSim.ts";
 import type { BenchContext } from "./context.ts";
 import { quantile, type ScenarioResult, series } from "./report.ts";
@@ -45,7 +45,7 @@ export async function consensusSimScenarios(ctx: BenchContext): Promise<Scenario
       minDelayMs: 20,
       maxDelayMs: 300,
       seed: 1,
-      timeouts: { ...defaultConsensusTimeouts, commitMs: 1_000 },
+      timeouts: consensusTimeouts(defaultConsensusTimeouts, 1_000),
     });
     const s = summary(result);
     ctx.log(

@@ -26,7 +26,8 @@ export interface Settings {
     | "disk"
     | "consensus"
     | "join"
-    | "history";
+    | "history"
+    | "wan";
   /** Funded accounts in the state-reads node's genesis (issue 5: 1,000,000). */
   stateAccounts: number;
   /** Pre-signed ganache transfers for all ganache send runs together (bench/ganache.ts). */

@@ -63,6 +63,7 @@ import { joinScenarios } from "./join.ts";
 import { networkScenarios } from "./network.ts";
 import { readScenarios } from "./reads.ts";
 import { stateReadScenarios } from "./stateReads.ts";
+import { wanScenarios } from "./wan.ts";
 import { cpuTable, markdownTable, type ScenarioResult, writeJson } from "./report.ts";
 
 const envInt = (name: string, fallback: number) => {
@@ -83,10 +84,11 @@ if (
   only !== "disk" &&
   only !== "consensus" &&
   only !== "join" &&
-  only !== "history"
+  only !== "history" &&
+  only !== "wan"
 ) {
   throw new Error(
-    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network, execution, disk, consensus, join or history (unset: all)",
+    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network, execution, disk, consensus, join, history or wan (unset: all)",
   );
 }
 const settings: Settings = {
@@ -207,6 +209,7 @@ try {
   if (runs("consensus")) results.push(...(await consensusSimScenarios(ctx)));
   if (runs("join")) results.push(...(await joinScenarios(ctx)));
   if (runs("history")) results.push(...(await historyScenarios(ctx)));
+  if (runs("wan")) results.push(...(await wanScenarios(ctx)));
 } catch (error) {
   // After Ctrl-C the children die under the running step: that failure is expected, not news.
   if (!interrupted) throw error;

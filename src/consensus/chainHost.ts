@@ -42,6 +42,7 @@ export interface HostChain {
 }
 
 export interface HostPool {
+  readonly size: number;
   selectForBlock(): Tx[];
   removeCommitted(hashes: readonly string[]): void;
   /** True when the pool holds this exact signed transaction (its signature was verified). */
@@ -110,6 +111,12 @@ export class ChainConsensusHost implements ConsensusHost {
 
   validatorsAt(height: number): Validator[] {
     return this.chain.validatorsAt(height);
+  }
+
+  hasPendingTransactions(): boolean {
+    // A transaction held behind a nonce gap would make every block early and empty: count only
+    // what a block could take now (asked once per height, and on arrivals while a proposer waits).
+    return this.pool.size > 0 && this.chain.includable(this.pool.selectForBlock(), this.clock()).length > 0;
   }
 
   async buildBlock(_height: number, timestamp: number): Promise<ProposedBlock> {

@@ -17,8 +17,18 @@ export interface ConsensusTimeouts {
   /** After +2/3 of any prevotes (or precommits), wait for a decisive +2/3: base + delta × round. */
   voteMs: number;
   voteDeltaMs: number;
-  /** Between a commit and the next height's first round: the block time. */
+  /**
+   * The block time: round 0 of the next height starts this long after the head's timestamp (an
+   * idle chain makes a block each time).
+   */
   commitMs: number;
+  /**
+   * The block time while transactions wait (at most commitMs): a proposer holding transactions
+   * proposes this long after the head's timestamp instead, and the others start round 0 when its
+   * proposal arrives. Below the block time, a transaction waits less for the next proposal; the
+   * chain makes blocks faster only while it has transactions to put in them.
+   */
+  busyBlockMs: number;
   /** Re-send our proposal and votes of an undecided height, for peers that missed them. */
   rebroadcastMs: number;
 }
@@ -27,6 +37,8 @@ export interface ConsensusTimeouts {
 export interface ConsensusHost {
   headNumber(): number;
   headTimestamp(): number;
+  /** True when the pool holds transactions a block could take (a proposer may propose early). */
+  hasPendingTransactions(): boolean;
   validatorsAt(height: number): Validator[];
   /** Builds and executes this validator's block for the height (transactions from the pool). */
   buildBlock(height: number, timestamp: number): Promise<ProposedBlock>;

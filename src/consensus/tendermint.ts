@@ -40,6 +40,18 @@ interface HeldProposal {
 
 const MAX_BUFFERED = 10_000;
 
+/** The first round of a height, as its start scheduled it. */
+interface FirstRound {
+  height: number;
+  /** Which start of the height this is (see heightStarts). */
+  generation: number;
+  /** 0, or the round a restart resumes in. */
+  round: number;
+  resumed: boolean;
+  /** From when (scheduler time) a proposer holding transactions may propose. */
+  busyAt: number;
+}
+
 export class TendermintEngine {
   private readonly host: ConsensusHost;
   private readonly signer: VoteSigner | undefined;
@@ -63,6 +75,8 @@ export class TendermintEngine {
   private roundStarted = false;
   /** Starts of a height so far; a delayed first round belongs to the latest one only. */
   private heightStarts = 0;
+  /** How the current height's first round begins (set by startHeight). */
+  private firstRound: FirstRound | undefined;
   private readonly nextHeight: ConsensusMessage[] = [];
   /** When the first message of the next height arrived while we were still at this one. */
   private nextHeightSince: number | undefined;
@@ -211,43 +225,85 @@ export class TendermintEngine {
     this.nextHeightSince = undefined;
     // After a restart mid-height, rounds we already signed in are behind us.
     const last = this.signer?.lastSigned();
-    const round = last !== undefined && last.height === this.height ? last.round : 0;
-    // The block time is counted from the head's timestamp, but never waited for longer than the
-    // block time itself: that timestamp comes from its proposer's clock, and a validator whose
-    // clock is behind (by 30 s in test/e2e/networkFaults.test.ts) otherwise sat out every height
-    // until its own clock caught up with it, signing nothing; two such of four halt the chain.
-    const wait = Math.min(
-      this.timeouts.commitMs,
-      this.host.headTimestamp() + this.timeouts.commitMs - this.scheduler.now(),
-    );
-    const height = this.height;
-    const generation = ++this.heightStarts;
-    this.after(Math.max(0, wait), async () => {
-      // Only the latest start of this height may begin its first round, and only once.
-      if (generation !== this.heightStarts || this.height !== height || this.decided || this.roundStarted)
-        return;
-      const resumed = last !== undefined && last.height === height;
-      if (resumed) {
-        await this.restoreSigned(height);
-        if (this.height !== height || this.decided || this.roundStarted) return;
-      }
-      await this.startRound(round);
-      if (resumed) {
-        // Resumed in a round we had signed in before a crash: the guard refuses every step of it
-        // but the identical last message. If what was signed could not all be restored (a crash
-        // between signing our proposal and keeping it) and no one else can end the round (a
-        // validator with more than 2/3 of the stake, e.g. a one-validator network), nothing would
-        // ever fire and the height stalled for good (test/e2e/failpoints.test.ts). So the round
-        // gets a deadline: a whole round's timeouts, then the next round, as a precommit timeout.
-        this.after(
-          this.timeouts.proposeMs + this.timeouts.proposeDeltaMs * round + 2 * this.voteTimeout(round),
-          () => this.onTimeoutPrecommit(height, round),
-        );
-      }
-      const buffered = this.nextHeight.splice(0);
-      for (const message of buffered) this.receive(message);
-      this.scheduleRebroadcast(height);
-    });
+    const resumed = last !== undefined && last.height === this.height;
+    const start: FirstRound = {
+      height: this.height,
+      generation: ++this.heightStarts,
+      round: resumed ? last.round : 0,
+      resumed,
+      busyAt: this.scheduler.now() + this.untilHeadPlus(this.timeouts.busyBlockMs),
+    };
+    this.firstRound = start;
+    this.after(this.untilHeadPlus(this.timeouts.commitMs), () => this.beginFirstRound(start));
+    if (resumed) return;
+    // Messages of this height that came while we were finishing the last one: kept now (a
+    // proposal among them may begin round 0 at once), acted on once round 0 begins.
+    for (const message of this.nextHeight.splice(0)) this.receive(message);
+    if (this.isOurProposal(start.height, 0)) {
+      this.after(this.untilHeadPlus(this.timeouts.busyBlockMs), () => this.proposeIfBusy());
+    }
+  }
+
+  /**
+   * How long from now until the head's timestamp plus `ms`, but never longer than `ms` itself:
+   * that timestamp comes from its proposer's clock, and a validator whose clock is behind (by 30 s
+   * in test/e2e/networkFaults.test.ts) otherwise sat out every height until its own clock caught
+   * up with it, signing nothing; two such of four halt the chain.
+   */
+  private untilHeadPlus(ms: number): number {
+    return Math.max(0, Math.min(ms, this.host.headTimestamp() + ms - this.scheduler.now()));
+  }
+
+  private isOurProposal(height: number, round: number): boolean {
+    return this.signer !== undefined && this.schedule.proposer(height, round) === this.signer.address;
+  }
+
+  /**
+   * Transactions arrived (admitted here or from a peer): a proposer waiting out the block time
+   * with its pool empty proposes now if the busy block time has passed.
+   */
+  transactionsArrived(): void {
+    const start = this.firstRound;
+    if (start === undefined || start.resumed || this.roundStarted || this.scheduler.now() < start.busyAt)
+      return;
+    if (!this.isOurProposal(start.height, 0)) return;
+    this.enqueue(() => this.proposeIfBusy());
+  }
+
+  /** Round 0 now, if it is ours to propose and there is something to propose. */
+  private async proposeIfBusy(): Promise<void> {
+    const start = this.firstRound;
+    if (start === undefined || start.height !== this.height || this.roundStarted || this.decided) return;
+    if (!this.host.hasPendingTransactions()) return;
+    await this.beginFirstRound(start);
+  }
+
+  /** Begins the height's first round (round 0, or where a restart left us): once per start of the height. */
+  private async beginFirstRound(start: FirstRound): Promise<void> {
+    const { height, generation, round, resumed } = start;
+    // Only the latest start of this height may begin its first round, and only once.
+    if (generation !== this.heightStarts || this.height !== height || this.decided || this.roundStarted)
+      return;
+    if (resumed) {
+      await this.restoreSigned(height);
+      if (this.height !== height || this.decided || this.roundStarted) return;
+    }
+    await this.startRound(round);
+    if (resumed) {
+      // Resumed in a round we had signed in before a crash: the guard refuses every step of it
+      // but the identical last message. If what was signed could not all be restored (a crash
+      // between signing our proposal and keeping it) and no one else can end the round (a
+      // validator with more than 2/3 of the stake, e.g. a one-validator network), nothing would
+      // ever fire and the height stalled for good (test/e2e/failpoints.test.ts). So the round
+      // gets a deadline: a whole round's timeouts, then the next round, as a precommit timeout.
+      this.after(
+        this.timeouts.proposeMs + this.timeouts.proposeDeltaMs * round + 2 * this.voteTimeout(round),
+        () => this.onTimeoutPrecommit(height, round),
+      );
+    }
+    const buffered = this.nextHeight.splice(0);
+    for (const message of buffered) this.receive(message);
+    this.scheduleRebroadcast(height);
   }
 
   private async startRound(round: number): Promise<void> {
@@ -342,6 +398,13 @@ export class TendermintEngine {
       this.proposals.set(proposal.round, { signed: message, hash: proposal.block_hash, valid });
       if (!valid)
         this.host.log("warn", "invalid proposal", { height: proposal.height, round: proposal.round });
+      // The round's proposer proposed before our block time was up (it held transactions, see
+      // ConsensusTimeouts.busyBlockMs): round 0 begins now rather than when our timer says.
+      const start = this.firstRound;
+      if (!this.roundStarted && proposal.round === 0 && start?.height === this.height && !start.resumed) {
+        await this.beginFirstRound(start);
+        return;
+      }
     }
     await this.evaluate();
   }

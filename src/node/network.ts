@@ -32,7 +32,7 @@ import { BlockSync, serveBlocks } from "../sync/index.ts";
 import type { Admission, PendingPool } from "../txpool/index.ts";
 import { homePaths } from "./home.ts";
 import type { Logger } from "./logger.ts";
-import type { NodeOptions } from "./options.ts";
+import { consensusTimeouts, type NodeOptions } from "./options.ts";
 import { PartitionFilter, watchPartitionFile } from "./partition.ts";
 import { SnapshotStore } from "./snapshots.ts";
 import { SyncProgress } from "./syncProgress.ts";
@@ -213,7 +213,7 @@ export class NetworkServices {
     });
     this.engine = new TendermintEngine(host, {
       chainId: genesis.chain_id,
-      timeouts: { ...options.consensus, commitMs: options.blockTimeMs ?? genesis.consensus.block_time_ms },
+      timeouts: consensusTimeouts(options.consensus, options.blockTimeMs ?? genesis.consensus.block_time_ms),
       scheduler: realScheduler(parts.now),
       ...(this.signer === undefined ? {} : { signer: this.signer }),
     });
@@ -285,6 +285,7 @@ export class NetworkServices {
   announce(inputs: readonly SignedTxInput[]): void {
     if (this.announcing.length === 0) setImmediate(() => this.publishAnnounced());
     this.announcing.push(...inputs);
+    this.engine.transactionsArrived();
   }
 
   private publishAnnounced(): void {
@@ -339,6 +340,7 @@ export class NetworkServices {
   private async onGossipTx(payload: unknown): Promise<Verdict> {
     if (!isTxBundle(payload)) return "reject";
     const verdicts = await Promise.all(payload.txs.map((input) => this.admitGossiped(input)));
+    if (verdicts.includes("accept")) this.engine.transactionsArrived();
     if (verdicts.includes("reject")) return "reject";
     return verdicts.includes("accept") ? "accept" : "ignore";
   }

@@ -372,6 +372,16 @@ export const SETTINGS: readonly Setting[] = [
   }),
   setting({
     section: "consensus",
+    key: "busy_block_time_percent",
+    schema: Type.Integer({ minimum: 1, maximum: 100 }),
+    doc: "While transactions wait, a proposer proposes after this percent of the block time (100: always the whole block time); an idle chain makes a block per block time.",
+    get: (o) => o.consensus.busyBlockPercent,
+    set: (o, v) => {
+      o.consensus.busyBlockPercent = v;
+    },
+  }),
+  setting({
+    section: "consensus",
     key: "rebroadcast_ms",
     schema: Positive,
     doc: "Re-send this validator's proposal and votes of an undecided height this often, ms.",

@@ -29,11 +29,16 @@ export const FAST_TIMEOUTS: ConsensusTimeouts = {
   voteMs: 150,
   voteDeltaMs: 50,
   commitMs: 30,
+  // Below the block time: proposers holding transactions propose early (and others follow).
+  busyBlockMs: 15,
   rebroadcastMs: 250,
 };
 
 class ListPool {
   txs: Tx[] = [];
+  get size(): number {
+    return this.txs.length;
+  }
   selectForBlock(): Tx[] {
     return [...this.txs];
   }

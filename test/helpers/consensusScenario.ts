@@ -32,6 +32,7 @@ export const SCENARIO_TIMEOUTS: ConsensusTimeouts = {
   voteMs: 800,
   voteDeltaMs: 400,
   commitMs: 1_000,
+  busyBlockMs: 500,
   // Far beyond any scenario, so that re-sent votes do not blur what each step sent.
   rebroadcastMs: 600_000,
 };
@@ -64,6 +65,8 @@ export class Scenario {
   recoveries = 0;
   /** Heights for which the engine built a block of its own. */
   readonly built: number[] = [];
+  /** What the host answers to hasPendingTransactions (the pool holds something a block could take). */
+  pending = false;
   /** Block hashes the host judges invalid. */
   readonly invalid = new Set<string>();
   /** While set, commits wait for it (holdCommits). */
@@ -106,6 +109,7 @@ export class Scenario {
     return {
       headNumber: () => this.head.number,
       headTimestamp: () => this.head.timestamp,
+      hasPendingTransactions: () => this.pending,
       validatorsAt: () => this.validators,
       buildBlock: async (height, timestamp) => {
         this.built.push(height);

@@ -159,6 +159,7 @@ export async function runConsensusSim(options: SimOptions): Promise<SimResult> {
     const host: ConsensusHost = {
       headNumber: () => node.head.number,
       headTimestamp: () => node.head.timestamp,
+      hasPendingTransactions: () => false,
       validatorsAt: () => validators,
       buildBlock: async (height, timestamp) => stubBlock(height, timestamp, address),
       checkBlock: async () => true,

@@ -48,6 +48,8 @@ export interface WanNetworkOptions {
   poolTxs: number;
   /** Pre-signed transfers to make for the load phases. */
   transfers: number;
+  /** The nodes' log level (default warn); `output(i)` keeps the last 20,000 characters. */
+  logLevel?: string;
 }
 
 /** A load spec without what the network fills in (each variant of the union on its own). */
@@ -158,7 +160,7 @@ export class WanNetwork {
       const child = hosts.spawn(
         i,
         process.execPath,
-        ["bin/chain-node.js", "start", "--home", node.home, "--log-level", "warn"],
+        ["bin/chain-node.js", "start", "--home", node.home, "--log-level", options.logLevel ?? "warn"],
         { cwd: ROOT, env },
       );
       net.nodePids[i] = child.pid;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { defaultConsensusTimeouts } from "../../../src/node/options.ts";
+import { consensusTimeouts, defaultConsensusTimeouts } from "../../../src/node/options.ts";
 import { runConsensusSim } from "../../helpers/consensusSim.ts";
 
 /**
@@ -19,7 +19,7 @@ describe("100 validators, 33 silent, 20-300 ms delays (simulated)", () => {
       minDelayMs: 20,
       maxDelayMs: 300,
       seed: 1,
-      timeouts: { ...defaultConsensusTimeouts, commitMs: 1_000, rebroadcastMs: 3_600_000 },
+      timeouts: { ...consensusTimeouts(defaultConsensusTimeouts, 1_000), rebroadcastMs: 3_600_000 },
     });
     assert.equal(result.live, 67);
     assert.deepEqual(

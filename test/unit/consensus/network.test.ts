@@ -217,7 +217,7 @@ describe("ChainConsensusHost.checkBlock", () => {
     await node.engine.stop();
     const host = new ChainConsensusHost({
       chain: node.chain,
-      pool: { selectForBlock: () => [], removeCommitted: () => undefined, holds: () => false },
+      pool: { size: 0, selectForBlock: () => [], removeCommitted: () => undefined, holds: () => false },
       network: { broadcast: () => undefined, onBehind: () => undefined },
       events: { log: () => undefined },
       address: node.account.address,

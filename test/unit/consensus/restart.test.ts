@@ -71,7 +71,7 @@ async function boot(
   const signer = ConsensusSigner.open(logPath, hexToBytes(validator.privateKey));
   const host = new ChainConsensusHost({
     chain,
-    pool: { selectForBlock: () => [], removeCommitted: () => undefined, holds: () => false },
+    pool: { size: 0, selectForBlock: () => [], removeCommitted: () => undefined, holds: () => false },
     network: { broadcast: onBroadcast, onBehind: () => undefined },
     events: { log: () => undefined },
     address: validator.address,
