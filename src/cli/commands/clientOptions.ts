@@ -1,8 +1,10 @@
-import { readFileSync } from "node:fs";
-import { InvalidArgumentError, Option } from "commander";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import { type Client, connect, RpcError } from "../../client/index.ts";
 import { hexToBytes, isHex, isValidPrivateKey } from "../../crypto/index.ts";
 import { unlockKey } from "../../node/index.ts";
+import { resolveNodeOptions } from "../options.ts";
 import { type PasswordFlags, passwordOptions, readPassword } from "../password.ts";
 
 /**
@@ -31,6 +33,27 @@ export function rpcOptions(): Option[] {
       .default(DEFAULT_RPC_URL),
     new Option("--json", "print the result as JSON"),
   ];
+}
+
+/**
+ * For commands that take both `--home` and `--rpc-url` (`tx`): without `--rpc-url` or
+ * CHAIN_NODE_RPC_URL, a home with a config.toml names its own node's RPC, so an operator on a
+ * validator host (RPC on 8545) does not have to repeat what the home already says; 8080 (`chain-node
+ * dev`'s port) stays the default for a home without one.
+ */
+export function rpcUrlFromHome(command: Command): void {
+  if (command.getOptionValueSource("rpcUrl") !== "default") return;
+  const home = command.getOptionValue("home") as string | undefined;
+  if (home === undefined || !existsSync(join(home, "config.toml"))) return;
+  const { host, port } = resolveNodeOptions({ home }).rpc;
+  command.setOptionValue("rpcUrl", `http://${dialableHost(host)}:${port}`);
+}
+
+/** Where a client on the same host reaches a server listening on `host`. */
+function dialableHost(host: string): string {
+  if (host === "0.0.0.0" || host === "") return "127.0.0.1";
+  if (host === "::") return "[::1]";
+  return host.includes(":") ? `[${host}]` : host;
 }
 
 /** The key that signs: a keystore of the home (`keys new|import`), or a raw key from a file or the environment. */

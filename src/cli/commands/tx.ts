@@ -9,6 +9,7 @@ import {
   parseAmount,
   type RpcFlags,
   rpcOptions,
+  rpcUrlFromHome,
   signingKey,
 } from "./clientOptions.ts";
 
@@ -55,7 +56,7 @@ function sendCommand(name: string, description: string, options: Option[]): Comm
   ]) {
     command.addOption(option);
   }
-  return command;
+  return command.hook("preAction", (self) => rpcUrlFromHome(self));
 }
 
 async function send(
