@@ -14,16 +14,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { canMakeNamespaces, removeLeftoverNamespaces } from "../test/helpers/netnsCleanup.ts";
-import { WanNetwork } from "../test/helpers/wanNetwork.ts";
+import { WAN_LINKS, WanNetwork } from "../test/helpers/wanNetwork.ts";
 import type { BenchContext } from "./context.ts";
 import type { LatencyResult, ThroughputResult } from "./netLoad.ts";
 import { type ScenarioResult, series } from "./report.ts";
 
-const LINKS = [
-  { delayMs: 0, jitterMs: 0 },
-  { delayMs: 50, jitterMs: 10 },
-  { delayMs: 150, jitterMs: 20 },
-];
 const LATENCY_RATE = 40;
 
 interface Measured {
@@ -46,29 +41,13 @@ export async function wanScenarios(ctx: BenchContext): Promise<ScenarioResult[]>
   const wan = await WanNetwork.start({ dir, validators: 4, poolTxs: 1_000_000, transfers: 150_000 });
   const measured: Measured[] = [];
   try {
-    for (const link of LINKS) {
-      await wan.setLink(link);
-      await wan.waitForBlocks(3);
-      const latency = await wan.load<LatencyResult>({
-        mode: "latency",
-        pollMs: 20,
-        durationS: latencyS,
-        ratePerS: LATENCY_RATE,
-        tickMs: 20,
-        drainS: 20,
-      });
-      await wan.drain(2, 60_000);
-      const throughput = await wan.load<ThroughputResult>({
-        mode: "throughput",
-        pollMs: 25,
-        warmupS: 3,
-        durationS: throughputS,
+    for (const link of WAN_LINKS) {
+      const { latency, throughput } = await wan.measureLink(link, {
+        latencyRate: LATENCY_RATE,
+        latencyS,
+        throughputS,
         windows: 3,
-        batch: 100,
-        inFlightPerNode: 2,
-        maxBacklog: 10_000,
       });
-      await wan.drain(2, 180_000);
       if (latency.committed !== latency.submitted)
         ctx.problems.push(`wan ${link.delayMs} ms: ${latency.committed} of ${latency.submitted} committed`);
       ctx.log(

@@ -1,15 +1,14 @@
-import { execFile } from "node:child_process";
 import { closeSync, fsyncSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import type { NetLoadSpec } from "../../bench/netLoad.ts";
+import type { LatencyResult, NetLoadSpec, ThroughputResult } from "../../bench/netLoad.ts";
 import { presignTransfers } from "../../bench/netPresign.ts";
 import type { TestnetFile } from "../../src/node/index.ts";
 import type { LinkChange } from "./delayProxy.ts";
 import { type DelayProxyProcess, delayProxyCommand, startDelayProxyProcess } from "./delayProxyProcess.ts";
 import { HostNetwork } from "./netns.ts";
-import { outputLine } from "./process.ts";
+import { outputLine, runCli } from "./process.ts";
 import { orUndefined, unixRpc } from "./unixRpc.ts";
 
 /**
@@ -63,6 +62,13 @@ export interface LinkShape {
   delayMs: number;
   jitterMs: number;
 }
+
+/** The links issue 19 asks about: a LAN, and 50 and 150 ms one way with jitter. */
+export const WAN_LINKS: readonly LinkShape[] = [
+  { delayMs: 0, jitterMs: 0 },
+  { delayMs: 50, jitterMs: 10 },
+  { delayMs: 150, jitterMs: 20 },
+];
 
 export class WanNetwork {
   readonly hosts: HostNetwork;
@@ -294,6 +300,40 @@ export class WanNetwork {
     return result;
   }
 
+  /**
+   * One row of the WAN figures: the link set to `shape`, three blocks to settle, then a steady
+   * `latencyRate` for `latencyS` (submit → committed), the pools drained, then full load for
+   * `throughputS` after a 3 s warm-up (committed transfers and blocks per second), drained again.
+   */
+  async measureLink(
+    shape: LinkShape,
+    phases: { latencyRate: number; latencyS: number; throughputS: number; windows: number },
+  ): Promise<{ latency: LatencyResult; throughput: ThroughputResult }> {
+    await this.setLink(shape);
+    await this.waitForBlocks(3);
+    const latency = await this.load<LatencyResult>({
+      mode: "latency",
+      pollMs: 20,
+      durationS: phases.latencyS,
+      ratePerS: phases.latencyRate,
+      tickMs: 20,
+      drainS: 20,
+    });
+    await this.drain(2, 60_000);
+    const throughput = await this.load<ThroughputResult>({
+      mode: "throughput",
+      pollMs: 25,
+      warmupS: 3,
+      durationS: phases.throughputS,
+      windows: phases.windows,
+      batch: 100,
+      inFlightPerNode: 2,
+      maxBacklog: 10_000,
+    });
+    await this.drain(2, 180_000);
+    return { latency, throughput };
+  }
+
   /** Polls `check` every 200 ms until it is true; throws with every node's output after `timeoutMs`. */
   async waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
     const started = performance.now();
@@ -314,16 +354,9 @@ export class WanNetwork {
   }
 }
 
-function cli(args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      ["bin/chain-node.js", ...args],
-      { cwd: ROOT, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        if (error === null) resolve(stdout);
-        else reject(new Error(`chain-node ${args.join(" ")}: ${error.message}\n${stderr}`));
-      },
-    );
-  });
+/** `chain-node ARGS`; its stdout, or a throw with its stderr. */
+async function cli(args: string[]): Promise<string> {
+  const { code, stdout, stderr } = await runCli(args);
+  if (code !== 0) throw new Error(`chain-node ${args.join(" ")} exited with ${code}:\n${stderr}`);
+  return stdout;
 }

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { LatencyResult, ThroughputResult } from "../../bench/netLoad.ts";
 import { canMakeNamespaces, removeLeftoverNamespaces } from "../helpers/netnsCleanup.ts";
-import { WAN_NODE_PORT, WAN_P2P_PORT, WanNetwork } from "../helpers/wanNetwork.ts";
+import { WAN_LINKS, WAN_NODE_PORT, WAN_P2P_PORT, WanNetwork } from "../helpers/wanNetwork.ts";
 
 /**
  * Issue 19 item 4 and its acceptance: four validators on four hosts (network namespaces) whose
@@ -24,11 +24,6 @@ import { WAN_NODE_PORT, WAN_P2P_PORT, WanNetwork } from "../helpers/wanNetwork.t
 
 const support = canMakeNamespaces();
 const VALIDATORS = 4;
-const LINKS = [
-  { delayMs: 0, jitterMs: 0 },
-  { delayMs: 50, jitterMs: 10 },
-  { delayMs: 150, jitterMs: 20 },
-];
 const LATENCY_RATE = 40;
 const LATENCY_S = Number(process.env.WAN_LATENCY_S ?? 12);
 const THROUGHPUT_S = Number(process.env.WAN_THROUGHPUT_S ?? 8);
@@ -102,36 +97,19 @@ describe("validators across a WAN: four hosts, every p2p link through a delay pr
     t.diagnostic(`outbound p2p links between hosts: ${[...links].sort().join(", ")}`);
   });
 
-  for (const link of LINKS) {
+  for (const link of WAN_LINKS) {
     const delay = `${link.delayMs} ms ± ${link.jitterMs}`;
     it(`keeps committing at ${delay} one way: every transfer commits; latency and full-load throughput measured`, async (t) => {
-      const net = network();
-      await net.setLink(link);
-      await net.waitForBlocks(3);
-      const latency = await net.load<LatencyResult>({
-        mode: "latency",
-        pollMs: 20,
-        durationS: LATENCY_S,
-        ratePerS: LATENCY_RATE,
-        tickMs: 20,
-        drainS: 20,
+      const { latency, throughput } = await network().measureLink(link, {
+        latencyRate: LATENCY_RATE,
+        latencyS: LATENCY_S,
+        throughputS: THROUGHPUT_S,
+        windows: 2,
       });
       assert.deepEqual(latency.rejected, {}, "no transfer rejected");
       assert.equal(latency.committed, latency.submitted, "every submitted transfer committed");
-      await net.drain(2, 60_000);
-      const throughput = await net.load<ThroughputResult>({
-        mode: "throughput",
-        pollMs: 25,
-        warmupS: 3,
-        durationS: THROUGHPUT_S,
-        windows: 2,
-        batch: 100,
-        inFlightPerNode: 2,
-        maxBacklog: 10_000,
-      });
       assert.ok(throughput.blocksInPhase > 0, "blocks committed under full load");
       assert.deepEqual(throughput.rejected, {}, "no batch rejected under full load");
-      await net.drain(2, 120_000);
       rows.push({ delay, latency, throughput });
       t.diagnostic(describeRow(rows.at(-1) as Row));
     });
@@ -139,7 +117,7 @@ describe("validators across a WAN: four hosts, every p2p link through a delay pr
 
   it("prints the table", (t) => {
     for (const line of table(rows)) t.diagnostic(line);
-    assert.equal(rows.length, LINKS.length);
+    assert.equal(rows.length, WAN_LINKS.length);
   });
 });
 
