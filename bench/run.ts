@@ -30,6 +30,9 @@
  *  8. history (bench/history.ts): chain_getTransactionsByAddress pages at 1,000,000 indexed
  *     transactions, first and deep, against the same transactions fetched by hash; the index's
  *     rebuild from the blocks (the schema-6 upgrade).
+ *  9. wan (bench/wan.ts): four validators on four network namespaces, every p2p link through a
+ *     delay proxy at 0, 50 ± 10 and 150 ± 20 ms one way: submit → committed at 40 transfers/s and
+ *     committed transfers/s at full load (needs root; skipped with the reason otherwise).
  *
  * Prints a Markdown table on stdout (progress on stderr) and writes bench/results/latest.json.
  * Every child process is stopped and every temporary home removed, also on failure and Ctrl-C.
@@ -37,7 +40,7 @@
  * (pre-signed transactions per admission run, 40000; also per run of our node against ganache),
  * BENCH_GANACHE_TXS (pre-signed ganache transfers for all its runs, 8000),
  * BENCH_ONLY (reads | state | admission | ganache | network | execution | disk | consensus | join |
- * history), BENCH_HISTORY_TXS (1000000), BENCH_HISTORY_SAMPLES (2000),
+ * history | wan), BENCH_WAN_LATENCY_S (30), BENCH_WAN_THROUGHPUT_S (20), BENCH_HISTORY_TXS (1000000), BENCH_HISTORY_SAMPLES (2000),
  * BENCH_STATE_ACCOUNTS (1000000), BENCH_EXEC_BLOCKS (8), BENCH_EXEC_ACCOUNTS (1000000),
  * BENCH_EXEC_CPU_PROF_DIR, BENCH_SIM_HEIGHTS (10),
  * BENCH_NODE_CPU_PROF_DIR (dev nodes write CPU profiles there), BENCH_JOIN_ACCOUNTS (1000000),

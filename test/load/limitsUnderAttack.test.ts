@@ -44,12 +44,14 @@ const REQUEST_TIMEOUT_MS = 4_000;
 const WINDOW_MS = 3_000;
 const LATENCY_FACTOR = 3;
 /**
- * The unloaded p50 the factor applies to is at least this, ms. Measured unloaded p50s range from
- * 0.13 to 0.29 ms on this machine from run to run (the same code), so 3x the lowest of them
- * (0.39 ms) failed runs whose attack-time p50 was 0.41 ms: noise at a sub-millisecond scale, not
- * a node that stopped serving (a regression shows as milliseconds).
+ * The unloaded p50 the factor applies to is at least this, ms, so the bound is never below 1 ms.
+ * Measured unloaded p50s range from 0.13 to 0.29 ms on this machine from run to run (the same
+ * code), so 3x the lowest of them (0.39 ms) failed runs whose attack-time p50 was 0.41 ms. With a
+ * floor of 0.25 ms, the huge-batch phase's p50 on 2026-11-26 was 0.25, 0.55 and 0.75 ms in three
+ * runs of the same code (the last failed, at the bound). That is noise at a sub-millisecond scale,
+ * not a node that stopped serving: a regression shows as milliseconds.
  */
-const LATENCY_FLOOR_MS = 0.25;
+const LATENCY_FLOOR_MS = 1 / 3;
 /**
  * The oversized-body flood's line rate: 125 MB/s, a gigabit link at full speed, what one remote
  * attacker can send to a node. Unlimited on loopback (LIMITS_FLOOD_BYTES_PER_S=0) the attacker
@@ -340,7 +342,7 @@ describe("limits under attack (real node process, attackers in a child process)"
     const reference = Math.max(base.p50, LATENCY_FLOOR_MS);
     assert.ok(
       phase.latency.p50 <= LATENCY_FACTOR * reference,
-      `${phase.name}: p50 ${phase.latency.p50.toFixed(2)} ms is over ${LATENCY_FACTOR}x the unloaded ${base.p50.toFixed(2)} ms (at least ${LATENCY_FLOOR_MS})`,
+      `${phase.name}: p50 ${phase.latency.p50.toFixed(2)} ms is over ${LATENCY_FACTOR}x the unloaded ${base.p50.toFixed(2)} ms (at least ${LATENCY_FLOOR_MS.toFixed(2)})`,
     );
   };
 
