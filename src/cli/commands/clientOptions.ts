@@ -26,11 +26,13 @@ export interface KeyFlags extends PasswordFlags {
   privateKeyEnv?: string;
 }
 
-export function rpcOptions(): Option[] {
+/** `fromHome`: the command also takes `--home`, whose config.toml names the default (rpcUrlFromHome). */
+export function rpcOptions(fromHome = false): Option[] {
+  const description = fromHome
+    ? "JSON-RPC endpoint of the node; unset, the RPC that --home's config.toml names, else"
+    : "JSON-RPC endpoint of the node";
   return [
-    new Option("--rpc-url <url>", "JSON-RPC endpoint of the node")
-      .env("CHAIN_NODE_RPC_URL")
-      .default(DEFAULT_RPC_URL),
+    new Option("--rpc-url <url>", description).env("CHAIN_NODE_RPC_URL").default(DEFAULT_RPC_URL),
     new Option("--json", "print the result as JSON"),
   ];
 }

@@ -52,7 +52,7 @@ function sendCommand(name: string, description: string, options: Option[]): Comm
     new Option("--no-wait", "print the hash and return without waiting for the commit"),
     new Option("--timeout <ms>", "how long to wait for the commit").default(30_000).argParser(parseAmount),
     ...keyOptions(),
-    ...rpcOptions(),
+    ...rpcOptions(true),
   ]) {
     command.addOption(option);
   }

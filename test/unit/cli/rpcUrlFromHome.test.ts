@@ -32,7 +32,7 @@ function rpcUrlFor(args: string[], env: Record<string, string> = {}): string {
   try {
     let url = "";
     const command = new Command("send").exitOverride();
-    for (const option of [...keyOptions(), ...rpcOptions()]) command.addOption(option);
+    for (const option of [...keyOptions(), ...rpcOptions(true)]) command.addOption(option);
     command.hook("preAction", (self) => rpcUrlFromHome(self));
     command.action((flags: { rpcUrl: string }) => {
       url = flags.rpcUrl;
