@@ -26,6 +26,11 @@ export interface BlockWrite {
   block: StoredBlock;
   txs: ConfirmedTx[];
   /**
+   * By transaction, what execution found a successful transfer credited (ExecutedBlock.credited):
+   * the history index's recipients, the same as historyAddresses computes from the transaction.
+   */
+  credited?: readonly (string | undefined)[];
+  /**
    * Transactions (by hash) whose pool-journal entries are removed in the same transaction as the
    * block: the block's own, so that a restart never re-admits a committed transaction and a crash
    * before the write keeps them pending. Hashes the journal does not hold are skipped.
@@ -85,6 +90,8 @@ export interface ExecutedBlock {
   hash: string;
   txs: Tx[];
   results: TxResult[];
+  /** By transaction: the account a successful transfer credited (chain/history.ts), if any. */
+  credited: (string | undefined)[];
   changes: StateChanges;
   stakeChanges: Map<string, number>;
   validatorSet?: ValidatorSetChange;
@@ -182,7 +189,12 @@ export class Chain {
       const parent = this.head();
       const carried = lastCommit ?? { commit: parent.commit, signers: parent.validators };
       const overlay = new StateOverlay(this.store);
-      const results = txs.map((tx) => executeTx(overlay, tx));
+      const credited: (string | undefined)[] = txs.map(() => undefined);
+      const results = txs.map((tx, i) =>
+        executeTx(overlay, tx, (address) => {
+          credited[i] = address;
+        }),
+      );
       const changes = overlay.changes();
       const stateRoot = this.trie.apply(changes);
       const stakeChanges = stakeChangesOf(changes);
@@ -202,6 +214,7 @@ export class Chain {
         hash: hashHeader(header),
         txs,
         results,
+        credited,
         changes,
         stakeChanges,
         lastCommit: carried,
@@ -282,6 +295,7 @@ export class Chain {
       await this.store.commitBlock({
         block,
         txs,
+        credited: executed.credited,
         journalRemovals: block.tx_hashes,
         stateChanges: executed.changes,
         trie: this.trie.pendingWrite(),

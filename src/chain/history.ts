@@ -19,3 +19,12 @@ export function historyAddresses(tx: Tx, result: TxResult): string[] {
   }
   return [tx.address, classified.op.to];
 }
+
+/**
+ * historyAddresses for a transaction just executed, given whom it credited (ExecutedBlock.credited):
+ * the same list without classifying the operation again. A successful transfer is the only
+ * transaction that credits anyone; a self-transfer credits its sender, listed once.
+ */
+export function historyAddressesExecuted(tx: Tx, credited: string | undefined): string[] {
+  return credited === undefined || credited === tx.address ? [tx.address] : [tx.address, credited];
+}

@@ -32,7 +32,7 @@ export {
 } from "./errors.ts";
 export { executeTx } from "./execute.ts";
 export { type Genesis, genesisBlock, parseGenesis } from "./genesis.ts";
-export { historyAddresses } from "./history.ts";
+export { historyAddresses, historyAddressesExecuted } from "./history.ts";
 export { Listeners } from "./listeners.ts";
 export { type ClassifiedOperation, classifyOperation } from "./operation.ts";
 export { balancePath, noncePath, stakePath } from "./path.ts";

@@ -1,5 +1,5 @@
 import type { Database } from "lmdb";
-import { type ConfirmedTx, historyAddresses } from "../chain/index.ts";
+import { type ConfirmedTx, historyAddresses, historyAddressesExecuted } from "../chain/index.ts";
 import { bytesToHex, hexToBytes } from "../crypto/index.ts";
 
 /**
@@ -56,12 +56,20 @@ export class HistoryIndex {
     this.table = table;
   }
 
-  /** Indexes committed transactions; returns the entries written. */
-  add(txs: Iterable<ConfirmedTx>): number {
+  /**
+   * Indexes committed transactions; returns the entries written. `credited`, by position, is what
+   * execution found each one credited (BlockWrite.credited); without it the accounts are
+   * recomputed from the transaction (a restored snapshot's block).
+   */
+  add(txs: readonly ConfirmedTx[], credited?: readonly (string | undefined)[]): number {
     let written = 0;
-    for (const confirmed of txs) {
+    for (const [i, confirmed] of txs.entries()) {
       const hash = hexToBytes(confirmed.tx.hash);
-      for (const key of this.keysOf(confirmed)) {
+      const accounts =
+        credited === undefined
+          ? historyAddresses(confirmed.tx, confirmed.result)
+          : historyAddressesExecuted(confirmed.tx, credited[i]);
+      for (const key of this.keysFor(confirmed, accounts)) {
         this.table.put(key, hash);
         written++;
       }
@@ -111,8 +119,10 @@ export class HistoryIndex {
   }
 
   private keysOf(confirmed: ConfirmedTx): Uint8Array[] {
-    return historyAddresses(confirmed.tx, confirmed.result).map((address) =>
-      historyKey(hexToBytes(address), confirmed.block_number, confirmed.index),
-    );
+    return this.keysFor(confirmed, historyAddresses(confirmed.tx, confirmed.result));
+  }
+
+  private keysFor(confirmed: ConfirmedTx, accounts: readonly string[]): Uint8Array[] {
+    return accounts.map((address) => historyKey(hexToBytes(address), confirmed.block_number, confirmed.index));
   }
 }

@@ -259,7 +259,7 @@ export class LmdbStore implements ChainStore {
       if (write.parent !== undefined) this.blocks.put(write.parent.header.number, write.parent);
       this.blockNumbers.put(block.hash, block.header.number);
       for (const confirmed of write.txs) this.txs.put(confirmed.tx.hash, confirmed);
-      const indexed = this.history.add(write.txs);
+      const indexed = this.history.add(write.txs, write.credited);
       unjournaled = this.journal.removeInTransaction(write.journalRemovals);
       failpoint("commit.afterBlockWrites");
       const deleted: string[] = [];

@@ -1,6 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { EXEC_FAILURE_CODES, historyAddresses, type JsonValue, type Tx } from "../../../src/chain/index.ts";
+import {
+  balancePath,
+  EXEC_FAILURE_CODES,
+  executeTx,
+  historyAddresses,
+  historyAddressesExecuted,
+  type JsonValue,
+  StateOverlay,
+  type Tx,
+} from "../../../src/chain/index.ts";
 
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const BOB = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
@@ -47,5 +56,41 @@ describe("historyAddresses (chain/history.ts)", () => {
     // Bob naming Alice as the payer: refused at execution, nothing moved.
     assert.deepEqual(historyAddresses(tx(`/transfer/${ALICE}/${BOB}/k/value`, 5, BOB), refused), [BOB]);
     assert.deepEqual(historyAddresses(tx("/account/x/balance", 1), refused), [ALICE]);
+  });
+});
+
+describe("historyAddressesExecuted: the same accounts from what execution credited", () => {
+  it("agrees with historyAddresses on every kind of transaction, successful or not", () => {
+    const CAROL = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
+    const balances = new Map<string, JsonValue>([
+      [balancePath(ALICE), 1_000],
+      [balancePath(BOB), 10],
+    ]);
+    const state = new StateOverlay({
+      getLeaf: (path) => balances.get(path),
+      *leafPathsBelow() {},
+    });
+    const cases: Tx[] = [
+      tx(`/transfer/${ALICE}/${BOB}/a/value`, 5),
+      tx(`/transfer/${ALICE}/${CAROL.toLowerCase()}/b/value`, 5), // a recipient written in lower case
+      tx(`/transfer/${ALICE}/${ALICE}/c/value`, 5), // to oneself
+      tx(`/transfer/${ALICE}/${BOB}/a/value`, 5), // the same key again: refused
+      tx(`/transfer/${BOB}/${ALICE}/d/value`, 500, BOB), // more than Bob holds
+      tx(`/transfer/${ALICE}/${BOB}/e/value`, 5, BOB), // Bob naming Alice as the payer
+      tx(`/staking/${ALICE}/s/value`, 10),
+      tx(`/users/${ALICE}/profile`, { name: "A" }),
+      tx("/account/x/balance", 1),
+    ];
+    for (const [i, transaction] of cases.entries()) {
+      let credited: string | undefined;
+      const result = executeTx(state, { ...transaction, nonce: -1 }, (address) => {
+        credited = address;
+      });
+      assert.deepEqual(
+        historyAddressesExecuted(transaction, credited),
+        historyAddresses(transaction, result),
+        `case ${i}: ${transaction.operation.ref} → ${JSON.stringify(result)}`,
+      );
+    }
   });
 });
