@@ -27,7 +27,8 @@ export interface Settings {
     | "consensus"
     | "join"
     | "history"
-    | "wan";
+    | "wan"
+    | "devload";
   /** Funded accounts in the state-reads node's genesis (issue 5: 1,000,000). */
   stateAccounts: number;
   /** Pre-signed ganache transfers for all ganache send runs together (bench/ganache.ts). */

@@ -30,6 +30,10 @@
  *  8. history (bench/history.ts): chain_getTransactionsByAddress pages at 1,000,000 indexed
  *     transactions, first and deep, against the same transactions fetched by hash; the index's
  *     rebuild from the blocks (the schema-6 upgrade).
+ *  9. wan (bench/wan.ts).
+ *  10. devload (bench/devLoad.ts): a dev node committing 30,000 pre-signed transactions sent in
+ *     batches of 100 (committed/s against secp256k1 recover on one core), and `chain_getBalance`
+ *     p99 and req/s on it while it commits at full rate, against the same reads idle (issue 20).
  *
  * Prints a Markdown table on stdout (progress on stderr) and writes bench/results/latest.json.
  * Every child process is stopped and every temporary home removed, also on failure and Ctrl-C.
@@ -37,7 +41,7 @@
  * (pre-signed transactions per admission run, 40000; also per run of our node against ganache),
  * BENCH_GANACHE_TXS (pre-signed ganache transfers for all its runs, 8000),
  * BENCH_ONLY (reads | state | admission | ganache | network | execution | disk | consensus | join |
- * history), BENCH_HISTORY_TXS (1000000), BENCH_HISTORY_SAMPLES (2000),
+ * history | wan | devload), BENCH_HISTORY_TXS (1000000), BENCH_HISTORY_SAMPLES (2000),
  * BENCH_STATE_ACCOUNTS (1000000), BENCH_EXEC_BLOCKS (8), BENCH_EXEC_ACCOUNTS (1000000),
  * BENCH_EXEC_CPU_PROF_DIR, BENCH_SIM_HEIGHTS (10),
  * BENCH_NODE_CPU_PROF_DIR (dev nodes write CPU profiles there), BENCH_JOIN_ACCOUNTS (1000000),
@@ -56,6 +60,7 @@ import { ganacheScenarios, PeerSkipped } from "./ganache.ts";
 import { DisturbancePolicy, OTHER_CPU_LIMIT_PCT } from "./measure.ts";
 import { killAllSync, ROOT, stopAll } from "./procs.ts";
 import { consensusSimScenarios } from "./consensusSim.ts";
+import { devLoadScenarios } from "./devLoad.ts";
 import { diskScenarios } from "./disk.ts";
 import { executionScenarios } from "./execution.ts";
 import { historyScenarios } from "./history.ts";
@@ -85,10 +90,11 @@ if (
   only !== "consensus" &&
   only !== "join" &&
   only !== "history" &&
-  only !== "wan"
+  only !== "wan" &&
+  only !== "devload"
 ) {
   throw new Error(
-    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network, execution, disk, consensus, join, history or wan (unset: all)",
+    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network, execution, disk, consensus, join, history, wan or devload (unset: all)",
   );
 }
 const settings: Settings = {
@@ -210,6 +216,8 @@ try {
   if (runs("join")) results.push(...(await joinScenarios(ctx)));
   if (runs("history")) results.push(...(await historyScenarios(ctx)));
   if (runs("wan")) results.push(...(await wanScenarios(ctx)));
+  await stopAll(); // the WAN testnet
+  if (runs("devload")) results.push(...(await devLoadScenarios(ctx)));
 } catch (error) {
   // After Ctrl-C the children die under the running step: that failure is expected, not news.
   if (!interrupted) throw error;
