@@ -91,6 +91,10 @@ export interface Settings {
   historyTxs: number;
   /** Requests of each kind per run (and handler calls in-process). */
   historySamples: number;
+  /** Block time of the devload node, ms; 0: the dev genesis's (1,000 ms). */
+  devLoadBlockTimeMs: number;
+  /** `chain_sendSignedTransactionBatch` calls the devload submitter keeps open (4). */
+  devLoadInFlight: number;
 }
 
 export interface BenchContext {

@@ -1,9 +1,10 @@
 /**
  * A dev node committing at its full rate (issue 20): `--only devload`.
  *
- *  1. committed throughput: a fresh `chain-node dev` node (the dev genesis's block time, 1,000 ms;
- *     busy blocks after half of it) takes DEV_LOAD_TXS pre-signed unordered transactions in
- *     `chain_sendSignedTransactionBatch` calls of 100, IN_FLIGHT requests open, from a separate
+ *  1. committed throughput: a fresh `chain-node dev` node (the dev genesis's block time, 1,000 ms,
+ *     unless BENCH_DEVLOAD_BLOCK_TIME_MS: a dev node makes at most one block per block time, of at
+ *     most the genesis's max_block_txs, 5,000) takes DEV_LOAD_TXS pre-signed unordered transactions in
+ *     `chain_sendSignedTransactionBatch` calls of 100, 4 requests open (BENCH_DEVLOAD_IN_FLIGHT), from a separate
  *     process (bench/netLoad.ts, mode "all") that polls the head every 20 ms. Committed/s = the
  *     transactions / (first request sent → the poll that saw the block holding the last of them),
  *     against secp256k1 recover on one core (bench/recoverRate.ts; admission's runs when it ran).
@@ -25,14 +26,13 @@ import type { LoadSpec } from "./loadWorker.ts";
 import { loadRun, type Measured, OTHER_CPU_LIMIT_PCT, recoverBaseline, responseProblem } from "./measure.ts";
 import type { AllResult, NetLoadSpec, ThroughputResult } from "./netLoad.ts";
 import { netLoad, tryCall, type Usage } from "./network.ts";
-import { post, runJson, startDevNode } from "./procs.ts";
+import { mainThreadCpuSeconds, post, runJson, startDevNode } from "./procs.ts";
 import { type ScenarioResult, series } from "./report.ts";
 
 /** Transactions per committed-throughput run (issue 20: 30,000). */
 const DEV_LOAD_TXS = 30_000;
-/** Transactions per call, and calls open at any time. */
+/** Transactions per call (calls open at any time: settings.devLoadInFlight). */
 const BATCH = 100;
-const IN_FLIGHT = 4;
 /** Admitted transactions not yet in a block above which the senders wait (two full dev blocks). */
 const MAX_BACKLOG = 10_000;
 /** The submission load of a loaded read run: ramp-up before the reads start, and its margin after. */
@@ -43,6 +43,21 @@ const LOADED_TXS_PER_RUN = 60_000;
 const BALANCE_BODIES = 1_000;
 
 const round = (n: number | undefined) => (n === undefined ? null : Math.round(n));
+
+interface ThreadMark {
+  cpu: number | undefined;
+  at: number;
+}
+const markThread = (pid: number | undefined): ThreadMark => ({
+  cpu: mainThreadCpuSeconds(pid),
+  at: performance.now(),
+});
+/** The node's main thread (its event loop) since `mark`, % of one core. */
+function threadPctSince(pid: number | undefined, mark: ThreadMark | undefined): number | undefined {
+  const now = mainThreadCpuSeconds(pid);
+  if (mark === undefined || mark.cpu === undefined || now === undefined) return undefined;
+  return ((now - mark.cpu) / ((performance.now() - mark.at) / 1000)) * 100;
+}
 
 /**
  * Waits until the node's pool is empty. A dev node makes blocks only while transactions wait, so
@@ -66,7 +81,7 @@ function presign(count: number, file: string): Promise<unknown> {
 
 export async function devLoadScenarios(ctx: BenchContext): Promise<ScenarioResult[]> {
   const { settings, log } = ctx;
-  const blockTimeMs = devGenesis(devAccounts(), 0).consensus.block_time_ms;
+  const blockTimeMs = settings.devLoadBlockTimeMs || devGenesis(devAccounts(), 0).consensus.block_time_ms;
   const home = join(ctx.tmp, "devload");
   mkdirSync(home, { recursive: true });
   writeFileSync(join(home, "config.toml"), `[pool]\nmax_txs = ${4 * MAX_BACKLOG}\n`);
@@ -90,9 +105,9 @@ export async function devLoadScenarios(ctx: BenchContext): Promise<ScenarioResul
   const recovered = await recoverBaseline(ctx);
 
   // 1. Committed throughput.
-  const commits: (AllResult & Usage)[] = [];
+  const commits: (AllResult & Usage & { mainThreadPct: number | undefined })[] = [];
   for (let run = 1; run <= settings.runs; run++) {
-    const result = await ctx.policy.run<AllResult & Usage>(
+    const result = await ctx.policy.run<AllResult & Usage & { mainThreadPct: number | undefined }>(
       `dev commit run ${run}`,
       (r) => r.committedPerS,
       async (previous) => {
@@ -113,10 +128,14 @@ export async function devLoadScenarios(ctx: BenchContext): Promise<ScenarioResul
           count: DEV_LOAD_TXS,
           durationS: 180,
           batch: BATCH,
-          inFlightPerNode: IN_FLIGHT,
+          inFlightPerNode: settings.devLoadInFlight,
           maxBacklog: MAX_BACKLOG,
         };
-        return netLoad<AllResult>(spec, [node.pid]);
+        let mark: ThreadMark | undefined;
+        const result = await netLoad<AllResult>(spec, [node.pid], () => {
+          mark = markThread(node.pid);
+        });
+        return { ...result, mainThreadPct: threadPctSince(node.pid, mark) };
       },
     );
     if (result.timedOut) ctx.problems.push(`dev commit run ${run}: not everything admitted was committed`);
@@ -127,7 +146,7 @@ export async function devLoadScenarios(ctx: BenchContext): Promise<ScenarioResul
     log(
       `dev commit run ${run}: ${result.admitted} tx committed in ${result.spanS.toFixed(2)} s = ` +
         `${Math.round(result.committedPerS)} tx/s, ${result.blocks.filter((b) => b.txs > 0).length} blocks; ` +
-        `node CPU ${round(result.processPct[0])} %`,
+        `node CPU ${round(result.processPct[0])} % (main thread ${round(result.mainThreadPct)} %)`,
     );
   }
 
@@ -169,14 +188,19 @@ export async function devLoadScenarios(ctx: BenchContext): Promise<ScenarioResul
   const loaded: Measured[] = [];
   const submissions: (ThroughputResult & Usage)[] = [];
   let loadedUsed = 0;
+  // The node's main thread over each read run (the load process's start and warm-up included).
+  const idleThread: (number | undefined)[] = [];
+  const loadedThread: (number | undefined)[] = [];
   for (let run = 1; run <= settings.runs; run++) {
     await poolEmpty(node.url, 120_000);
     const what = `dev balance reads idle, run ${run}`;
+    const idleMark = markThread(node.pid);
     const quiet = await ctx.policy.run<Measured>(
       what,
       (r) => r.rps,
       () => loadRun(readSpec, node.pid),
     );
+    idleThread.push(threadPctSince(node.pid, idleMark));
     const quietProblem = responseProblem(quiet, what);
     if (quietProblem !== undefined) ctx.problems.push(quietProblem);
     idle.push(quiet);
@@ -199,14 +223,16 @@ export async function devLoadScenarios(ctx: BenchContext): Promise<ScenarioResul
         durationS: settings.warmupS + settings.durationS + LOADED_MARGIN_S,
         windows: 1,
         batch: BATCH,
-        inFlightPerNode: IN_FLIGHT,
+        inFlightPerNode: settings.devLoadInFlight,
         maxBacklog: MAX_BACKLOG,
       },
       [node.pid],
       phase,
     );
     await Promise.race([begun, submitting]);
+    const loadedMark = markThread(node.pid);
     const reads = await loadRun(readSpec, node.pid);
+    loadedThread.push(threadPctSince(node.pid, loadedMark));
     const submitted = await submitting;
     loadedUsed += submitted.sent;
     // The submitter is part of the measured setup, not a disturbance: its CPU is taken out.
@@ -251,9 +277,11 @@ export async function devLoadScenarios(ctx: BenchContext): Promise<ScenarioResul
     blocksDuringReads: submissions.map((s) => s.blocksInPhase),
     submittedDuringReads: submissions.map((s) => s.sent),
     submitterCpuPct: submissions.map((s) => round(s.loadCpuPct)),
+    nodeMainThreadCpuPctIdle: idleThread.map(round),
+    nodeMainThreadCpuPctLoaded: loadedThread.map(round),
     ...cpuDetails(loaded, idle),
   };
-  const how = `${DEV_LOAD_TXS.toLocaleString("en-US")} tx in batches of ${BATCH}, ${IN_FLIGHT} in flight, block time ${blockTimeMs} ms`;
+  const how = `${DEV_LOAD_TXS.toLocaleString("en-US")} tx in batches of ${BATCH}, ${settings.devLoadInFlight} in flight, block time ${blockTimeMs} ms`;
   return [
     {
       id: "devload-committed-vs-recover",
@@ -275,6 +303,7 @@ export async function devLoadScenarios(ctx: BenchContext): Promise<ScenarioResul
         backlogMax: commits.map((r) => r.backlogMax),
         recoverPerS: recovered.map((r) => round(r.rawPerS)),
         nodeCpuPct: commits.map((r) => round(r.processPct[0])),
+        nodeMainThreadCpuPct: commits.map((r) => round(r.mainThreadPct)),
         loadCpuPctAgainstNode: commits.map((r) => round(r.loadCpuPct)),
         machineBusyPctAgainstNode: commits.map((r) => round(r.machineBusyPct)),
         otherCpuPctAgainstNode: commits.map((r) => round(r.otherCpuPct)),

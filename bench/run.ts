@@ -47,7 +47,8 @@
  * BENCH_NODE_CPU_PROF_DIR (dev nodes write CPU profiles there), BENCH_JOIN_ACCOUNTS (1000000),
  * BENCH_JOIN_BLOCKS (2000), BENCH_JOIN_BLOCK_TIME_MS (150), BENCH_JOIN_TXS_PER_BLOCK (100),
  * BENCH_JOIN_SNAPSHOT_INTERVAL (0: the blocks), BENCH_JOIN_BUILD_MAX_S (900),
- * BENCH_JOIN_TIMEOUT_S (1200), BENCH_JOIN_LOG_DIR.
+ * BENCH_JOIN_TIMEOUT_S (1200), BENCH_JOIN_LOG_DIR, BENCH_DEVLOAD_BLOCK_TIME_MS (0: the dev genesis's),
+ * BENCH_DEVLOAD_IN_FLIGHT (4).
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -142,6 +143,8 @@ const settings: Settings = {
   joinLogDir: process.env.BENCH_JOIN_LOG_DIR,
   historyTxs: envInt("BENCH_HISTORY_TXS", 1_000_000),
   historySamples: envInt("BENCH_HISTORY_SAMPLES", 2_000),
+  devLoadBlockTimeMs: envInt("BENCH_DEVLOAD_BLOCK_TIME_MS", 0),
+  devLoadInFlight: envInt("BENCH_DEVLOAD_IN_FLIGHT", 4),
 };
 const RESULTS = join(ROOT, "bench/results/latest.json");
 const log = (message: string) => console.error(`[bench] ${message}`);
