@@ -3,9 +3,10 @@
  *
  *  1. committed throughput: a fresh `chain-node dev` node (the dev genesis's block time, 1,000 ms,
  *     unless BENCH_DEVLOAD_BLOCK_TIME_MS: a dev node makes at most one block per block time, of at
- *     most the genesis's max_block_txs, 5,000) takes DEV_LOAD_TXS pre-signed unordered transactions in
- *     `chain_sendSignedTransactionBatch` calls of 100, 4 requests open (BENCH_DEVLOAD_IN_FLIGHT), from a separate
- *     process (bench/netLoad.ts, mode "all") that polls the head every 20 ms. Committed/s = the
+ *     most the genesis's max_block_txs, 5,000) takes DEV_LOAD_TXS pre-signed unordered
+ *     transactions in `chain_sendSignedTransactionBatch` calls of 100, 4 requests open
+ *     (BENCH_DEVLOAD_IN_FLIGHT), from a separate process (bench/netLoad.ts, mode "all") that polls
+ *     the head every 20 ms. Committed/s = the
  *     transactions / (first request sent → the poll that saw the block holding the last of them),
  *     against secp256k1 recover on one core (bench/recoverRate.ts; admission's runs when it ran).
  *  2. `chain_getBalance` of random dev accounts (autocannon in its own process, bench/loadWorker.ts)
