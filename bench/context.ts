@@ -27,7 +27,8 @@ export interface Settings {
     | "consensus"
     | "join"
     | "history"
-    | "wan";
+    | "wan"
+    | "devload";
   /** Funded accounts in the state-reads node's genesis (issue 5: 1,000,000). */
   stateAccounts: number;
   /** Pre-signed ganache transfers for all ganache send runs together (bench/ganache.ts). */
@@ -90,6 +91,10 @@ export interface Settings {
   historyTxs: number;
   /** Requests of each kind per run (and handler calls in-process). */
   historySamples: number;
+  /** Block time of the devload node, ms; 0: the dev genesis's (1,000 ms). */
+  devLoadBlockTimeMs: number;
+  /** `chain_sendSignedTransactionBatch` calls the devload submitter keeps open (4). */
+  devLoadInFlight: number;
 }
 
 export interface BenchContext {

@@ -5,6 +5,7 @@
  * directly in the figures.
  */
 import { performance } from "node:perf_hooks";
+import type { BenchContext } from "./context.ts";
 import type { LoadResult, LoadSpec } from "./loadWorker.ts";
 import { cpuSeconds, machineCpu, runJson } from "./procs.ts";
 import type { RecoverResult } from "./recoverRate.ts";
@@ -73,6 +74,26 @@ export function responseProblem(result: LoadResult, what: string): string | unde
 
 export async function recoverRun(secondsPerLoop: number): Promise<MeasuredRecover> {
   return runJson<MeasuredRecover>("recover", ["bench/recoverRate.ts", String(secondsPerLoop)]);
+}
+
+/**
+ * The recovery-rate runs of this bench: admission's when it ran (they alternate with its runs),
+ * else `runs` of them now, kept in `ctx.recover` for the scenarios after.
+ */
+export async function recoverBaseline(ctx: BenchContext): Promise<MeasuredRecover[]> {
+  if (ctx.recover !== undefined && ctx.recover.length > 0) return ctx.recover;
+  const recovered: MeasuredRecover[] = [];
+  for (let run = 1; run <= ctx.settings.runs; run++) {
+    recovered.push(
+      await ctx.policy.run<MeasuredRecover>(
+        `recover run ${run}`,
+        (r) => r.rawPerS,
+        () => recoverRun(ctx.settings.recoverSecondsPerLoop),
+      ),
+    );
+  }
+  ctx.recover = recovered;
+  return recovered;
 }
 
 export interface DiscardedRun {

@@ -13,6 +13,9 @@
  *  - latency:    a steady `ratePerS`: every `tickMs` the transfers due so far go out as one batch
  *                to the next node. Each hash's submission time is when its request was sent; its
  *                commit time is when the poller first saw the block that holds it.
+ *  - all:        every transaction of the file (from `firstTx`, `count` of them) sent as in
+ *                throughput, then waits until the blocks seen hold as many as were admitted.
+ *                Committed per second = admitted / (first request sent → the last block seen).
  */
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
@@ -39,7 +42,8 @@ export type NetLoadSpec =
       maxBacklog: number;
       windows: number;
     })
-  | (Common & { mode: "latency"; ratePerS: number; tickMs: number; drainS: number });
+  | (Common & { mode: "latency"; ratePerS: number; tickMs: number; drainS: number })
+  | (Common & { mode: "all"; count: number; batch: number; inFlightPerNode: number; maxBacklog: number });
 
 export interface BlockSeen {
   number: number;
@@ -75,6 +79,28 @@ export interface ThroughputResult {
   phaseEndMs: number;
   requestP50Ms: number;
   requestP99Ms: number;
+  loadCpuPct: number;
+}
+
+export interface AllResult {
+  mode: "all";
+  sent: number;
+  admitted: number;
+  committed: number;
+  rejected: Record<string, number>;
+  /** admitted / spanS. */
+  committedPerS: number;
+  /** From the first request sent to the poll that saw the last transaction's block, s. */
+  spanS: number;
+  /** Time the submissions took (first request sent → last reply), s. */
+  submitS: number;
+  /** Blocks seen from the first request on, with their transaction counts. */
+  blocks: BlockSeen[];
+  backlogMax: number;
+  requestP50Ms: number;
+  requestP99Ms: number;
+  /** `durationS` passed before everything admitted was seen committed. */
+  timedOut: boolean;
   loadCpuPct: number;
 }
 
@@ -221,6 +247,66 @@ function cpuPctSince(before: NodeJS.CpuUsage, wallMs: number): number {
   return (used.user + used.system) / 1e4 / (wallMs / 1000);
 }
 
+/**
+ * Senders of batches of `batch`, `inFlightPerNode` per node, while fewer than `maxBacklog` admitted
+ * transactions are not yet in a block; they return when `stop()` or when the transactions run out.
+ * Counts in `stats` (`inPhase` decides which requests' figures are kept).
+ */
+function startSenders(
+  spec: Common & { batch: number; inFlightPerNode: number; maxBacklog: number },
+  txs: SignedTransfer[],
+  committed: () => number,
+) {
+  const stats = {
+    next: 0,
+    sent: 0,
+    exhausted: false,
+    stopped: false,
+    inPhase: false,
+    admittedTotal: 0,
+    admittedInPhase: 0,
+    backlogMax: 0,
+    backlogWaitMs: 0,
+    lastReplyMs: 0,
+    rejected: {} as Record<string, number>,
+    requestMs: [] as number[],
+  };
+  let id = 1;
+  const sender = async (url: string) => {
+    while (!stats.stopped) {
+      const backlog = stats.admittedTotal - committed();
+      if (stats.inPhase) stats.backlogMax = Math.max(stats.backlogMax, backlog);
+      if (backlog >= spec.maxBacklog) {
+        const waitStart = performance.now();
+        await sleep(5);
+        if (stats.inPhase) stats.backlogWaitMs += performance.now() - waitStart;
+        continue;
+      }
+      if (stats.next >= txs.length) {
+        stats.exhausted = true;
+        return;
+      }
+      const slice = txs.slice(stats.next, stats.next + spec.batch);
+      stats.next += slice.length;
+      stats.sent += slice.length;
+      const started = performance.now();
+      const counted = stats.inPhase;
+      const reply = await sendBatch(url, toBody(slice, id++));
+      stats.lastReplyMs = performance.now();
+      if (counted) stats.requestMs.push(stats.lastReplyMs - started);
+      if (reply.hashes !== undefined) {
+        stats.admittedTotal += reply.hashes.length;
+        if (counted && stats.inPhase) stats.admittedInPhase += reply.hashes.length;
+      } else {
+        const reason = reply.reason ?? "unknown";
+        stats.rejected[reason] = (stats.rejected[reason] ?? 0) + slice.length;
+      }
+    }
+  };
+  const senders = spec.urls.flatMap((url) => Array.from({ length: spec.inFlightPerNode }, () => sender(url)));
+  return { stats, count: senders.length, done: Promise.all(senders) };
+}
+
 async function throughput(spec: Extract<NetLoadSpec, { mode: "throughput" }>): Promise<ThroughputResult> {
   const txs = (JSON.parse(readFileSync(spec.txsFile, "utf8")) as SignedTransfer[]).slice(spec.firstTx);
   const blocks: BlockSeen[] = [];
@@ -229,65 +315,22 @@ async function throughput(spec: Extract<NetLoadSpec, { mode: "throughput" }>): P
     blocks.push({ number, txs: count, seenAtMs });
     committedSinceStart += count;
   });
-
-  let next = 0;
-  let exhausted = false;
-  let stopped = false;
-  let sent = 0;
-  let admittedTotal = 0;
-  let admittedInPhase = 0;
-  let inPhase = false;
-  let backlogMax = 0;
-  let backlogWaitMs = 0;
-  const rejected: Record<string, number> = {};
-  const requestMs: number[] = [];
-  let id = 1;
-
-  const sender = async (url: string) => {
-    while (!stopped) {
-      const backlog = admittedTotal - committedSinceStart;
-      if (inPhase) backlogMax = Math.max(backlogMax, backlog);
-      if (backlog >= spec.maxBacklog) {
-        const waitStart = performance.now();
-        await sleep(5);
-        if (inPhase) backlogWaitMs += performance.now() - waitStart;
-        continue;
-      }
-      if (next >= txs.length) {
-        exhausted = true;
-        return;
-      }
-      const slice = txs.slice(next, next + spec.batch);
-      next += slice.length;
-      sent += slice.length;
-      const started = performance.now();
-      const counted = inPhase;
-      const reply = await sendBatch(url, toBody(slice, id++));
-      if (counted) requestMs.push(performance.now() - started);
-      if (reply.hashes !== undefined) {
-        admittedTotal += reply.hashes.length;
-        if (counted && inPhase) admittedInPhase += reply.hashes.length;
-      } else {
-        const reason = reply.reason ?? "unknown";
-        rejected[reason] = (rejected[reason] ?? 0) + slice.length;
-      }
-    }
-  };
-  const senders = spec.urls.flatMap((url) => Array.from({ length: spec.inFlightPerNode }, () => sender(url)));
+  const senders = startSenders(spec, txs, () => committedSinceStart);
+  const stats = senders.stats;
 
   await sleep(spec.warmupS * 1000);
   console.log("phase measured");
   const cpuBefore = process.cpuUsage();
   const phaseStartMs = performance.now();
-  inPhase = true;
+  stats.inPhase = true;
   await sleep(spec.durationS * 1000);
-  inPhase = false;
+  stats.inPhase = false;
   const phaseEndMs = performance.now();
   const loadCpuPct = cpuPctSince(cpuBefore, phaseEndMs - phaseStartMs);
   console.log("phase end");
-  const backlogAtEnd = admittedTotal - committedSinceStart;
-  stopped = true;
-  await Promise.all(senders);
+  const backlogAtEnd = stats.admittedTotal - committedSinceStart;
+  stats.stopped = true;
+  await senders.done;
   await poller.stop();
 
   // Commits seen in the phase, measured between two commits: from the last one seen before the
@@ -311,7 +354,7 @@ async function throughput(spec: Extract<NetLoadSpec, { mode: "throughput" }>): P
     { length: spec.windows },
     (_, i) => rate(phaseStartMs + i * part, phaseStartMs + (i + 1) * part).perS,
   );
-  const sortedRequests = [...requestMs].sort((a, b) => a - b);
+  const sortedRequests = [...stats.requestMs].sort((a, b) => a - b);
   return {
     mode: "throughput",
     committedPerS: whole.perS,
@@ -319,20 +362,68 @@ async function throughput(spec: Extract<NetLoadSpec, { mode: "throughput" }>): P
     committedInPhase: whole.txs,
     blocksInPhase: whole.blocks,
     spanS: whole.spanS,
-    admittedInPhase,
-    admittedTotal,
-    admittedPerS: admittedInPhase / ((phaseEndMs - phaseStartMs) / 1000),
-    rejected,
+    admittedInPhase: stats.admittedInPhase,
+    admittedTotal: stats.admittedTotal,
+    admittedPerS: stats.admittedInPhase / ((phaseEndMs - phaseStartMs) / 1000),
+    rejected: stats.rejected,
     backlogAtEnd,
-    backlogMax,
-    backlogWaitMs: backlogWaitMs / senders.length,
-    exhausted,
-    sent,
+    backlogMax: stats.backlogMax,
+    backlogWaitMs: stats.backlogWaitMs / senders.count,
+    exhausted: stats.exhausted,
+    sent: stats.sent,
     blocks,
     phaseStartMs,
     phaseEndMs,
     requestP50Ms: quantile(sortedRequests, 0.5),
     requestP99Ms: quantile(sortedRequests, 0.99),
+    loadCpuPct,
+  };
+}
+
+async function all(spec: Extract<NetLoadSpec, { mode: "all" }>): Promise<AllResult> {
+  const txs = (JSON.parse(readFileSync(spec.txsFile, "utf8")) as SignedTransfer[]).slice(
+    spec.firstTx,
+    spec.firstTx + spec.count,
+  );
+  const blocks: BlockSeen[] = [];
+  let committed = 0;
+  const poller = startPoller(spec.pollUrl, spec.pollMs, false, (number, _hashes, count, seenAtMs) => {
+    blocks.push({ number, txs: count, seenAtMs });
+    committed += count;
+  });
+  // The poller's first head read is the start: blocks before it are not counted.
+  await sleep(spec.pollMs * 2);
+  console.log("phase measured");
+  const cpuBefore = process.cpuUsage();
+  const startMs = performance.now();
+  const senders = startSenders(spec, txs, () => committed);
+  senders.stats.inPhase = true;
+  await senders.done;
+  const deadline = startMs + spec.durationS * 1000;
+  while (committed < senders.stats.admittedTotal && performance.now() < deadline) await sleep(5);
+  const endMs = performance.now();
+  const loadCpuPct = cpuPctSince(cpuBefore, endMs - startMs);
+  console.log("phase end");
+  await poller.stop();
+  const { stats } = senders;
+  const inRun = blocks.filter((b) => b.seenAtMs > startMs);
+  const last = inRun.filter((b) => b.txs > 0).at(-1);
+  const spanS = ((last?.seenAtMs ?? endMs) - startMs) / 1000;
+  const sortedRequests = [...stats.requestMs].sort((a, b) => a - b);
+  return {
+    mode: "all",
+    sent: stats.sent,
+    admitted: stats.admittedTotal,
+    committed,
+    rejected: stats.rejected,
+    committedPerS: stats.admittedTotal / spanS,
+    spanS,
+    submitS: (stats.lastReplyMs - startMs) / 1000,
+    blocks: inRun.filter((b) => b.seenAtMs <= (last?.seenAtMs ?? endMs)),
+    backlogMax: stats.backlogMax,
+    requestP50Ms: quantile(sortedRequests, 0.5),
+    requestP99Ms: quantile(sortedRequests, 0.99),
+    timedOut: committed < stats.admittedTotal,
     loadCpuPct,
   };
 }
@@ -422,5 +513,10 @@ async function latency(spec: Extract<NetLoadSpec, { mode: "latency" }>): Promise
 }
 
 const spec = JSON.parse(process.argv[2] ?? "{}") as NetLoadSpec;
-const result = spec.mode === "throughput" ? await throughput(spec) : await latency(spec);
+const result =
+  spec.mode === "throughput"
+    ? await throughput(spec)
+    : spec.mode === "all"
+      ? await all(spec)
+      : await latency(spec);
 console.log(JSON.stringify(result));

@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { TestnetFile } from "../src/node/index.ts";
 import type { BenchContext } from "./context.ts";
-import { type MachineUsage, type MeasuredRecover, recoverRun } from "./measure.ts";
+import { type MachineUsage, type MeasuredRecover, recoverBaseline } from "./measure.ts";
 import type { LatencyResult, NetLoadSpec, ThroughputResult } from "./netLoad.ts";
 import { presignTransfers, type SignedTransfer } from "./netPresign.ts";
 import { type Child, cpuSeconds, machineCpu, post, runJson, spawnNode, waitForRpc } from "./procs.ts";
@@ -134,15 +134,19 @@ class CpuSample {
 
 export type Usage = MachineUsage & { processPct: (number | undefined)[] };
 
-/** Runs bench/netLoad.ts; samples the given processes' CPU over its measured phase. */
+/** Runs bench/netLoad.ts; samples the given processes' CPU over its measured phase (`onPhase`: it began). */
 export async function netLoad<T extends { loadCpuPct: number }>(
   spec: NetLoadSpec,
   pids: (number | undefined)[],
+  onPhase?: () => void,
 ): Promise<T & Usage> {
   let sample: CpuSample | undefined;
   let usage: Omit<Usage, "otherCpuPct"> | undefined;
   const onLine = (line: string) => {
-    if (line === "phase measured") sample = new CpuSample(pids);
+    if (line === "phase measured") {
+      sample = new CpuSample(pids);
+      onPhase?.();
+    }
     if (line === "phase end" && sample !== undefined) usage = sample.end();
   };
   const result = await runJson<T>("load (network)", ["bench/netLoad.ts", JSON.stringify(spec)], onLine);
@@ -270,22 +274,10 @@ function nodeLogProblems(net: Testnet): string[] {
 }
 
 export async function networkScenarios(ctx: BenchContext): Promise<ScenarioResult[]> {
-  const { settings, log } = ctx;
+  const { log } = ctx;
 
   // The baseline first, while nothing else runs (admission measured it already in a full bench).
-  const recovered: MeasuredRecover[] = [...(ctx.recover ?? [])];
-  if (recovered.length === 0) {
-    for (let run = 1; run <= settings.runs; run++) {
-      recovered.push(
-        await ctx.policy.run<MeasuredRecover>(
-          `recover run ${run}`,
-          (r) => r.rawPerS,
-          () => recoverRun(settings.recoverSecondsPerLoop),
-        ),
-      );
-    }
-    ctx.recover = recovered;
-  }
+  const recovered = await recoverBaseline(ctx);
   const raw = series(recovered.map((r) => r.rawPerS));
   log(`secp256k1 recover on one core: ${Math.round(raw.median)}/s (median of ${recovered.length})`);
 

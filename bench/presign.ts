@@ -7,18 +7,22 @@
  *
  * Usage as a process: node --import tsx bench/presign.ts <count> <out.json> [chainId] [perCall]
  * writes a JSON array of request bodies (strings) and prints one JSON line {count, ms}. With
- * perCall > 1 each body is a `chain_sendSignedTransactionBatch` of perCall transactions.
+ * perCall > 1 each body is a `chain_sendSignedTransactionBatch` of perCall transactions; with
+ * perCall `objects` the file holds the `{signature, transaction}` objects (bench/netLoad.ts sends those).
  */
 import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, openSync, writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { isValidPrivateKey, privateKeyToAddress, signObject } from "../src/crypto/index.ts";
 
+/** `count` transactions as `{signature, transaction}` objects (the params of each body). */
+function presignUserWriteObjects(count: number, chainId: number): unknown[] {
+  return presignUserWrites(count, chainId).map((body) => (JSON.parse(body) as { params: unknown }).params);
+}
+
 /** `count` transactions as `chain_sendSignedTransactionBatch` bodies of `perCall` each. */
 export function presignUserWriteBatches(count: number, chainId: number, perCall: number): string[] {
-  const params = presignUserWrites(count, chainId).map(
-    (body) => (JSON.parse(body) as { params: unknown }).params,
-  );
+  const params = presignUserWriteObjects(count, chainId);
   const bodies: string[] = [];
   for (let i = 0; i < params.length; i += perCall) {
     bodies.push(
@@ -62,17 +66,21 @@ if (process.argv[1] !== undefined && import.meta.filename === process.argv[1]) {
   const count = Number(process.argv[2]);
   const out = process.argv[3];
   const chainId = Number(process.argv[4] ?? "100");
-  const perCall = Number(process.argv[5] ?? "1");
+  const objects = process.argv[5] === "objects";
+  const perCall = objects ? 1 : Number(process.argv[5] ?? "1");
   if (!Number.isInteger(count) || out === undefined) {
-    console.error("usage: presign.ts <count> <out.json> [chainId]");
+    console.error("usage: presign.ts <count> <out.json> [chainId] [perCall | objects]");
     process.exit(2);
   }
   const started = performance.now();
   // fsync now, so that the write-back of these tens of MB cannot land on the disk during the timed
   // runs, where it would compete with the node's journal writes to the same disk.
   const fd = openSync(out, "w");
-  const bodies =
-    perCall > 1 ? presignUserWriteBatches(count, chainId, perCall) : presignUserWrites(count, chainId);
+  const bodies = objects
+    ? presignUserWriteObjects(count, chainId)
+    : perCall > 1
+      ? presignUserWriteBatches(count, chainId, perCall)
+      : presignUserWrites(count, chainId);
   writeFileSync(fd, JSON.stringify(bodies));
   fsyncSync(fd);
   closeSync(fd);

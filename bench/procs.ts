@@ -98,9 +98,17 @@ export function killAllSync(): void {
  * elsewhere or once the process is gone). Assumes the usual 100 clock ticks per second.
  */
 export function cpuSeconds(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
+  return pid === undefined ? undefined : statCpuSeconds(`/proc/${pid}/stat`);
+}
+
+/** `cpuSeconds` of the main thread alone (a Node process's event loop, without its workers). */
+export function mainThreadCpuSeconds(pid: number | undefined): number | undefined {
+  return pid === undefined ? undefined : statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function statCpuSeconds(path: string): number | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = readFileSync(path, "utf8");
     // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     return (Number(fields[11]) + Number(fields[12])) / 100;

@@ -33,6 +33,9 @@
  *  9. wan (bench/wan.ts): four validators on four network namespaces, every p2p link through a
  *     delay proxy at 0, 50 ± 10 and 150 ± 20 ms one way: submit → committed at 40 transfers/s and
  *     committed transfers/s at full load (needs root; skipped with the reason otherwise).
+ *  10. devload (bench/devLoad.ts): a dev node committing 30,000 pre-signed transactions sent in
+ *     batches of 100 (committed/s against secp256k1 recover on one core), and `chain_getBalance`
+ *     p99 and req/s on it while it commits at full rate, against the same reads idle (issue 20).
  *
  * Prints a Markdown table on stdout (progress on stderr) and writes bench/results/latest.json.
  * Every child process is stopped and every temporary home removed, also on failure and Ctrl-C.
@@ -40,13 +43,15 @@
  * (pre-signed transactions per admission run, 40000; also per run of our node against ganache),
  * BENCH_GANACHE_TXS (pre-signed ganache transfers for all its runs, 8000),
  * BENCH_ONLY (reads | state | admission | ganache | network | execution | disk | consensus | join |
- * history | wan), BENCH_WAN_LATENCY_S (30), BENCH_WAN_THROUGHPUT_S (20), BENCH_HISTORY_TXS (1000000), BENCH_HISTORY_SAMPLES (2000),
+ * history | wan | devload), BENCH_WAN_LATENCY_S (30), BENCH_WAN_THROUGHPUT_S (20),
+ * BENCH_HISTORY_TXS (1000000), BENCH_HISTORY_SAMPLES (2000),
  * BENCH_STATE_ACCOUNTS (1000000), BENCH_EXEC_BLOCKS (8), BENCH_EXEC_ACCOUNTS (1000000),
  * BENCH_EXEC_CPU_PROF_DIR, BENCH_SIM_HEIGHTS (10),
  * BENCH_NODE_CPU_PROF_DIR (dev nodes write CPU profiles there), BENCH_JOIN_ACCOUNTS (1000000),
  * BENCH_JOIN_BLOCKS (2000), BENCH_JOIN_BLOCK_TIME_MS (150), BENCH_JOIN_TXS_PER_BLOCK (100),
  * BENCH_JOIN_SNAPSHOT_INTERVAL (0: the blocks), BENCH_JOIN_BUILD_MAX_S (900),
- * BENCH_JOIN_TIMEOUT_S (1200), BENCH_JOIN_LOG_DIR.
+ * BENCH_JOIN_TIMEOUT_S (1200), BENCH_JOIN_LOG_DIR, BENCH_DEVLOAD_BLOCK_TIME_MS (0: the dev genesis's),
+ * BENCH_DEVLOAD_IN_FLIGHT (4).
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -59,6 +64,7 @@ import { ganacheScenarios, PeerSkipped } from "./ganache.ts";
 import { DisturbancePolicy, OTHER_CPU_LIMIT_PCT } from "./measure.ts";
 import { killAllSync, ROOT, stopAll } from "./procs.ts";
 import { consensusSimScenarios } from "./consensusSim.ts";
+import { devLoadScenarios } from "./devLoad.ts";
 import { diskScenarios } from "./disk.ts";
 import { executionScenarios } from "./execution.ts";
 import { historyScenarios } from "./history.ts";
@@ -88,10 +94,11 @@ if (
   only !== "consensus" &&
   only !== "join" &&
   only !== "history" &&
-  only !== "wan"
+  only !== "wan" &&
+  only !== "devload"
 ) {
   throw new Error(
-    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network, execution, disk, consensus, join, history or wan (unset: all)",
+    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network, execution, disk, consensus, join, history, wan or devload (unset: all)",
   );
 }
 const settings: Settings = {
@@ -139,6 +146,8 @@ const settings: Settings = {
   joinLogDir: process.env.BENCH_JOIN_LOG_DIR,
   historyTxs: envInt("BENCH_HISTORY_TXS", 1_000_000),
   historySamples: envInt("BENCH_HISTORY_SAMPLES", 2_000),
+  devLoadBlockTimeMs: envInt("BENCH_DEVLOAD_BLOCK_TIME_MS", 0),
+  devLoadInFlight: envInt("BENCH_DEVLOAD_IN_FLIGHT", 4),
 };
 const RESULTS = join(ROOT, "bench/results/latest.json");
 const log = (message: string) => console.error(`[bench] ${message}`);
@@ -213,6 +222,8 @@ try {
   if (runs("join")) results.push(...(await joinScenarios(ctx)));
   if (runs("history")) results.push(...(await historyScenarios(ctx)));
   if (runs("wan")) results.push(...(await wanScenarios(ctx)));
+  await stopAll(); // the WAN testnet
+  if (runs("devload")) results.push(...(await devLoadScenarios(ctx)));
 } catch (error) {
   // After Ctrl-C the children die under the running step: that failure is expected, not news.
   if (!interrupted) throw error;
