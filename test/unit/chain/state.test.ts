@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import fc from "fast-check";
 import {
   balanceOf,
   type JsonValue,
@@ -139,5 +140,64 @@ describe("StateOverlay", () => {
     assert.equal(balanceOf(overlay, address), 5);
     assert.equal(nonceOf(overlay, address), 0);
     assert.equal(stakeOf(overlay, address), 0);
+  });
+});
+
+describe("StateOverlay.leafPathsBelow with its index of written paths", () => {
+  /** The definition: base leaves below `path` not written over, and written leaves below it still set. */
+  function scanned(overlay: StateOverlay, base: MapState, path: string): string[] {
+    const prefix = `${path}/`;
+    const writes = overlay.changes();
+    const fromBase = [...base.leaves.keys()].filter((p) => p.startsWith(prefix) && !writes.has(p));
+    const written = [...writes].filter(([p, v]) => v !== null && p.startsWith(prefix)).map(([p]) => p);
+    return [...fromBase, ...written];
+  }
+
+  const segment = fc.constantFrom("a", "b", "ab", "c");
+  const pathArb = fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => `/${parts.join("/")}`);
+  const valueArb: fc.Arbitrary<JsonValue> = fc.oneof(
+    fc.integer(),
+    fc.constant(null),
+    fc.dictionary(segment, fc.oneof(fc.integer(), fc.dictionary(segment, fc.integer(), { maxKeys: 2 })), {
+      maxKeys: 3,
+    }),
+  );
+  const opArb = fc.record({
+    kind: fc.constantFrom("leaf", "value", "query"),
+    path: pathArb,
+    value: valueArb,
+  });
+
+  it("lists what a scan of every write lists, in the same order, whatever was written before and after the first query", () => {
+    fc.assert(
+      fc.property(
+        fc.array(opArb, { maxLength: 40 }),
+        fc.dictionary(pathArb, fc.integer(), { maxKeys: 6 }),
+        (ops, seed) => {
+          // A base whose leaves are not ancestors of each other (as a real state's are).
+          const leaves: Record<string, JsonValue> = {};
+          for (const [path, value] of Object.entries(seed)) {
+            if (Object.keys(leaves).some((p) => p.startsWith(`${path}/`) || path.startsWith(`${p}/`)))
+              continue;
+            leaves[path] = value;
+          }
+          const base = new MapState(leaves);
+          const overlay = new StateOverlay(base);
+          for (const op of ops) {
+            if (op.kind === "leaf" && op.value !== null && typeof op.value !== "object")
+              overlay.setLeaf(op.path, op.value);
+            else if (op.kind === "value") overlay.setValue(op.path, op.value);
+            for (const query of [op.path, op.path.slice(0, op.path.lastIndexOf("/")), ""]) {
+              assert.deepEqual(
+                [...overlay.leafPathsBelow(query)],
+                scanned(overlay, base, query),
+                `below "${query}"`,
+              );
+            }
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
