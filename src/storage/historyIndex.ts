@@ -123,6 +123,8 @@ export class HistoryIndex {
   }
 
   private keysFor(confirmed: ConfirmedTx, accounts: readonly string[]): Uint8Array[] {
-    return accounts.map((address) => historyKey(hexToBytes(address), confirmed.block_number, confirmed.index));
+    return accounts.map((address) =>
+      historyKey(hexToBytes(address), confirmed.block_number, confirmed.index),
+    );
   }
 }
