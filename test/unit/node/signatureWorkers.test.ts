@@ -115,8 +115,10 @@ describe("SignatureWorkers", () => {
       await new Promise((resolve) => setImmediate(resolve)); // the bulk work is with the threads
       const submission = jobs(1);
       assert.deepEqual(await pool.verify(submission), submission.map(checkSignedHash));
-      // In one lane each thread would have answered its 20 blocks first.
-      assert.ok(answered <= 6, `${answered} of 40 blocks were answered before the submission`);
+      // In one lane each thread would have answered its 20 blocks first (40 in all). With lanes a
+      // few are answered meanwhile: 8 once while another test file shared the two cores
+      // (2026-11-26), so the bound leaves room for that and stays far from 40.
+      assert.ok(answered <= 12, `${answered} of 40 blocks were answered before the submission`);
       for (const results of await Promise.all(blocks)) assert.deepEqual(results, expected);
       const { threads } = pool as unknown as { threads: { pending: number; interactivePending: number }[] };
       assert.deepEqual(
