@@ -141,10 +141,16 @@ describe("chain_getValue and chain_getProof", () => {
     assert.equal(proof.value, null);
     assert.ok(proof.proof.length > 0);
     assert.equal(await mptProves(proof.state_root, ref, proof.proof), null);
-    // The absence proof of one key does not prove another key absent or present.
+    // Read as a proof of another key, the same nodes either fail, or (when the walk to the absent
+    // key ended at that key's leaf, which happens for a few percent of random keys in a small
+    // trie) prove that key's true value. Never anything else: a genuine proof cannot be made to
+    // claim a false value. (Asserting "refused" alone failed once in 2026-11-26's runs.)
     const other = `${path}/name`;
     const claimed = await mptProves(proof.state_root, other, proof.proof).catch(() => "refused");
-    assert.equal(claimed, "refused");
+    assert.ok(
+      claimed === "refused" || claimed === canonicalJson("grace"),
+      `the absence proof read for ${other} claimed ${String(claimed)}`,
+    );
   });
 
   it("proves a subtree leaf by leaf, within rpc.max_proof_leaves", async () => {
