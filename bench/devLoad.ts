@@ -28,7 +28,7 @@ import { loadRun, type Measured, OTHER_CPU_LIMIT_PCT, recoverBaseline, responseP
 import type { AllResult, NetLoadSpec, ThroughputResult } from "./netLoad.ts";
 import { netLoad, tryCall, type Usage } from "./network.ts";
 import { mainThreadCpuSeconds, post, runJson, startDevNode } from "./procs.ts";
-import { type ScenarioResult, series } from "./report.ts";
+import { round, type ScenarioResult, series } from "./report.ts";
 
 /** Transactions per committed-throughput run (issue 20: 30,000). */
 const DEV_LOAD_TXS = 30_000;
@@ -42,8 +42,6 @@ const LOADED_MARGIN_S = 3;
 /** Pre-signed transactions for all loaded read runs (a run takes what it sends; the next goes on). */
 const LOADED_TXS_PER_RUN = 60_000;
 const BALANCE_BODIES = 1_000;
-
-const round = (n: number | undefined) => (n === undefined ? null : Math.round(n));
 
 interface ThreadMark {
   cpu: number | undefined;

@@ -24,7 +24,7 @@ import { type MachineUsage, type MeasuredRecover, recoverBaseline } from "./meas
 import type { LatencyResult, NetLoadSpec, ThroughputResult } from "./netLoad.ts";
 import { presignTransfers, type SignedTransfer } from "./netPresign.ts";
 import { type Child, cpuSeconds, machineCpu, post, runJson, spawnNode, waitForRpc } from "./procs.ts";
-import { quantile, type ScenarioResult, series } from "./report.ts";
+import { quantile, round, type ScenarioResult, series } from "./report.ts";
 
 const VALIDATORS = 4;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -161,7 +161,6 @@ export async function netLoad<T extends { loadCpuPct: number }>(
   };
 }
 
-const round = (n: number | undefined) => (n === undefined ? null : Math.round(n));
 const sum = (values: (number | undefined)[]) => values.reduce<number>((s, v) => s + (v ?? 0), 0);
 
 /** Waits until the chain has made `quiet` blocks in a row without transactions (the pools drained). */

@@ -28,6 +28,9 @@ export interface ScenarioResult {
   details: Record<string, unknown>;
 }
 
+/** A figure for `details`: rounded, or null when it was not measured. */
+export const round = (n: number | undefined): number | null => (n === undefined ? null : Math.round(n));
+
 /** The q-quantile (nearest rank) of sorted numbers. */
 export function quantile(sorted: number[], q: number): number {
   if (sorted.length === 0) return Number.NaN;

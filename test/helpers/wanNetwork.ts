@@ -1,6 +1,5 @@
 import { closeSync, fsyncSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import type { LatencyResult, NetLoadSpec, ThroughputResult } from "../../bench/netLoad.ts";
 import { presignTransfers } from "../../bench/netPresign.ts";
@@ -9,6 +8,7 @@ import type { LinkChange } from "./delayProxy.ts";
 import { type DelayProxyProcess, delayProxyCommand, startDelayProxyProcess } from "./delayProxyProcess.ts";
 import { HostNetwork } from "./netns.ts";
 import { outputLine, runCli } from "./process.ts";
+import { waitFor } from "./testNode.ts";
 import { orUndefined, unixRpc } from "./unixRpc.ts";
 
 /**
@@ -276,21 +276,13 @@ export class WanNetwork {
       txsFile: this.txsFile,
       firstTx: this.used,
     } as NetLoadSpec;
-    const child = this.hosts.spawn(
+    // The load ends by itself (its phases are bounded); the limit only catches a hung one.
+    const { code, stdout, stderr } = await this.hosts.exec(
       this.clientHost,
       process.execPath,
       ["--import", "tsx", "bench/netLoad.ts", JSON.stringify(full)],
-      { cwd: ROOT },
+      { cwd: ROOT, timeoutMs: 600_000 },
     );
-    let stdout = "";
-    let stderr = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr?.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
     const last = stdout.trim().split("\n").at(-1) ?? "";
     if (code !== 0 || !last.startsWith("{")) {
       throw new Error(`netLoad exited with ${code}:\n${stdout.slice(-2_000)}\n${stderr.slice(-2_000)}`);
@@ -334,17 +326,14 @@ export class WanNetwork {
     return { latency, throughput };
   }
 
-  /** Polls `check` every 200 ms until it is true; throws with every node's output after `timeoutMs`. */
+  /** testNode's waitFor on `check` (a failed call counts as not yet); on timeout, every node's output. */
   async waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-    const started = performance.now();
-    for (;;) {
-      if (await check().catch(() => false)) return;
-      if (performance.now() - started > timeoutMs) {
+    await waitFor(what, async () => ((await check().catch(() => false)) ? true : undefined), timeoutMs).catch(
+      (error: unknown) => {
         const outputs = this.outputs.map((o, i) => `--- validator ${i}\n${o}`).join("\n");
-        throw new Error(`WAN network: not ${what} within ${timeoutMs} ms\n${outputs}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+        throw new Error(`WAN network: ${String(error)}\n${outputs}`);
+      },
+    );
   }
 
   /** Stops everything in every host and removes the hosts. */
