@@ -29,7 +29,9 @@ import {
   type RetiredEntry,
   STATES_FROM,
 } from "./pruning.ts";
+import type { ReadView } from "./readView.ts";
 import { DATABASES, SCHEMA_VERSION } from "./schema.ts";
+import { directWrites, WriteBatch } from "./writeBatch.ts";
 
 /**
  * Entries pruning may delete in one block's write: twice what the block wrote, so that it gains
@@ -88,6 +90,11 @@ export class LmdbStore implements ChainStore {
   private readonly validatorSets: Database<Validator[], number>;
   /** True while commitTogether's write transaction is open. */
   private together = false;
+  /**
+   * While a block's write is in flight on lmdb-js's writer thread: a read transaction on the
+   * commit before it, which every read of this thread goes through (see commitBlock).
+   */
+  private at: ReadView;
 
   /**
    * Opens (or creates) the environment at `path`, upgrading an older schema first.
@@ -151,20 +158,20 @@ export class LmdbStore implements ChainStore {
   }
 
   headNumber(): number | undefined {
-    return this.meta.get("head");
+    return this.meta.get("head", this.at);
   }
 
   getBlock(number: number): StoredBlock | undefined {
     if (!Number.isSafeInteger(number) || number < 0 || number > 0xffffffff) return undefined;
-    return this.blocks.get(number);
+    return this.blocks.get(number, this.at);
   }
 
   getBlockNumber(hash: string): number | undefined {
-    return this.blockNumbers.get(hash);
+    return this.blockNumbers.get(hash, this.at);
   }
 
   getConfirmedTx(hash: string): ConfirmedTx | undefined {
-    return this.txs.get(hash);
+    return this.txs.get(hash, this.at);
   }
 
   /**
@@ -172,61 +179,63 @@ export class LmdbStore implements ChainStore {
    * transactions it sent or received a successful transfer by, in kept blocks.
    */
   addressHistory(address: string, query: HistoryQuery): HistoryEntry[] {
-    return this.history.entries(address, query);
+    return this.history.entries(address, query, this.at);
   }
 
   getLeaf(path: string): JsonValue | undefined {
-    return this.state.get(path);
+    return this.state.get(path, this.at);
   }
 
   *leafPathsBelow(path: string): Iterable<string> {
     // "/" is 0x2f and "0" is 0x30: every key that starts with `${path}/` sorts between the two.
-    for (const key of this.state.getKeys({ start: `${path}/`, end: `${path}0` })) yield key;
+    for (const key of this.state.getKeys({ start: `${path}/`, end: `${path}0`, ...this.at })) yield key;
   }
 
   /** The head's leaves strictly below `path`, with their values, in key order. */
   *leavesBelow(path: string): Iterable<readonly [string, JsonValue]> {
-    for (const { key, value } of this.state.getRange({ start: `${path}/`, end: `${path}0` }))
+    for (const { key, value } of this.state.getRange({ start: `${path}/`, end: `${path}0`, ...this.at }))
       yield [key, value];
   }
 
   /** Paths strictly below `path` that a block from deletionsFrom() on deleted, in key order. */
   *deletedPathsBelow(path: string): Iterable<string> {
-    for (const key of this.stateDeleted.getKeys({ start: `${path}/`, end: `${path}0` })) yield key;
+    const range = { start: `${path}/`, end: `${path}0`, ...this.at };
+    for (const key of this.stateDeleted.getKeys(range)) yield key;
   }
 
   /** The first height whose deletions are recorded: subtrees can be listed at heights from it. */
   deletionsFrom(): number {
-    return this.meta.get(DELETIONS_FROM) ?? 0;
+    return this.meta.get(DELETIONS_FROM, this.at) ?? 0;
   }
 
   *stakers(): Iterable<Validator> {
-    for (const { key, value } of this.stakes.getRange()) yield { address: key, stake: value };
+    for (const { key, value } of this.stakes.getRange({ ...this.at })) yield { address: key, stake: value };
   }
 
   validatorSetAt(height: number): Validator[] | undefined {
     if (!Number.isSafeInteger(height) || height < 0) return undefined;
     const start = Math.min(height, 0xffffffff);
-    for (const { value } of this.validatorSets.getRange({ start, reverse: true, limit: 1 })) return value;
+    const range = { start, reverse: true, limit: 1, ...this.at };
+    for (const { value } of this.validatorSets.getRange(range)) return value;
     return undefined;
   }
 
   getTrieNode(id: number): Uint8Array | undefined {
-    return this.trie.get(id);
+    return this.trie.get(id, this.at);
   }
 
   getTrieRoot(rootHex: string): number | undefined {
-    return this.trieRoots.get(rootHex);
+    return this.trieRoots.get(rootHex, this.at);
   }
 
   /** Lowest height whose state is kept whole (0: all of them); lower ones were pruned. */
   statesFrom(): number {
-    return this.pruner.statesFrom();
+    return this.pruner.statesFrom(this.at);
   }
 
   /** Lowest block number above 0 that is kept (1: none pruned); block 0 is always kept. */
   blocksFrom(): number {
-    return this.pruner.blocksFrom();
+    return this.pruner.blocksFrom(this.at);
   }
 
   /**
@@ -240,63 +249,95 @@ export class LmdbStore implements ChainStore {
   }
 
   nextTrieNodeId(): number {
-    for (const id of this.trie.getKeys({ reverse: true, limit: 1 })) return id + 1;
+    for (const id of this.trie.getKeys({ reverse: true, limit: 1, ...this.at })) return id + 1;
     return 0;
   }
 
   /**
    * Writes the block, its indexes, state and trie nodes, the new head and the removal of
-   * `write.journalRemovals` from the pool journal in one transaction.
-   * Synchronous on purpose: an async lmdb transaction becomes visible to readers before its promise
-   * resolves, so RPC could see a transaction in block N while the in-memory head is still N-1 and
-   * the pool still holds it. Committing in-thread makes the store, head and pool change together.
+   * `write.journalRemovals` from the pool journal in one write.
+   *
+   * The write is planned on this thread (planBlockWrite) and made by lmdb-js's writer thread (an
+   * lmdb-js `batch`), so this thread stays free for reads and admission while LMDB writes and
+   * commits. A batch becomes visible to new read transactions before its promise resolves, and
+   * the chain moves its head, and the pool drops the block's transactions, only once it has: so
+   * until then every read of this store goes through a read transaction on the commit before it
+   * (`at`). Inside commitTogether the block is a child transaction of that write instead.
    */
   async commitBlock(write: BlockWrite): Promise<void> {
-    const { block } = write;
-    let unjournaled: string[] = [];
-    this.root.transactionSync(() => {
-      this.blocks.put(block.header.number, block);
-      if (write.parent !== undefined) this.blocks.put(write.parent.header.number, write.parent);
-      this.blockNumbers.put(block.hash, block.header.number);
-      for (const confirmed of write.txs) this.txs.put(confirmed.tx.hash, confirmed);
-      const indexed = this.history.add(write.txs, write.credited);
-      unjournaled = this.journal.removeInTransaction(write.journalRemovals);
-      failpoint("commit.afterBlockWrites");
-      const deleted: string[] = [];
-      for (const [path, value] of write.stateChanges) {
-        if (value !== null) this.state.put(path, value);
-        // A change to null may name a path that held nothing (SET_VALUE clears its target first).
-        else if (this.state.doesExist(path)) {
-          this.state.remove(path);
-          this.stateDeleted.put(path, block.header.number);
-          deleted.push(path);
-        }
-      }
-      // Ids only grow, so these land at the end of the table: appended pages, not rewritten ones.
-      let written = write.txs.length + indexed;
-      for (const [id, record] of write.trie.nodes) {
-        this.trie.put(id, record);
-        written++;
-      }
-      if (this.pruner.prunesStates) this.recordRetired(write, deleted);
-      if (write.trie.root !== undefined) this.trieRoots.put(write.trie.root.hash, write.trie.root.id);
-      for (const [address, stake] of write.stakeChanges) {
-        if (stake === 0) this.stakes.remove(address);
-        else this.stakes.put(address, stake);
-      }
-      if (write.validatorSet !== undefined) {
-        this.validatorSets.put(write.validatorSet.fromHeight, write.validatorSet.validators);
-      }
-      failpoint("commit.afterStateWrites");
-      this.pruner.prune(block.header.number, pruneBudget(written));
-      this.meta.put("head", block.header.number);
-      this.meta.put("schema_version", SCHEMA_VERSION);
-      failpoint("commit.afterHeadWrite");
-    });
-    // Inside commitTogether the removals are undone if its write fails: forgotten after it commits.
-    if (this.together) this.togetherRemovals.push(...unjournaled);
-    else this.journal.forget(unjournaled);
+    const batch = new WriteBatch();
+    const unjournaled = this.planBlockWrite(write, batch);
+    if (this.together) {
+      this.root.transactionSync(() => batch.apply());
+      // The removals are undone if commitTogether's write fails: forgotten after it commits.
+      this.togetherRemovals.push(...unjournaled);
+    } else {
+      await this.writeAside(batch);
+      this.journal.forget(unjournaled);
+    }
     failpoint("commit.afterTxnCommit");
+  }
+
+  /** Makes `batch` on lmdb-js's writer thread; reads see the commit before it until it resolves. */
+  private async writeAside(batch: WriteBatch): Promise<void> {
+    const transaction = this.root.useReadTransaction();
+    this.at = { transaction };
+    try {
+      await this.root.batch(() => batch.apply());
+    } finally {
+      this.at = undefined;
+      transaction.done();
+    }
+  }
+
+  /**
+   * Records `write`'s block in `batch`: reads committed data only and writes nothing, so it may
+   * throw without leaving a partial write. Returns the hashes whose journal entries it removes.
+   */
+  private planBlockWrite(write: BlockWrite, batch: WriteBatch): string[] {
+    const { block } = write;
+    batch.put(this.blocks, block.header.number, block);
+    if (write.parent !== undefined) batch.put(this.blocks, write.parent.header.number, write.parent);
+    batch.put(this.blockNumbers, block.hash, block.header.number);
+    for (const confirmed of write.txs) batch.put(this.txs, confirmed.tx.hash, confirmed);
+    const indexed = this.history.add(batch, write.txs, write.credited);
+    const unjournaled = this.journal.removeInWrite(batch, write.journalRemovals);
+    batch.failpoint("commit.afterBlockWrites");
+    const deleted: string[] = [];
+    for (const [path, value] of write.stateChanges) {
+      if (value !== null) batch.put(this.state, path, value);
+      // A change to null may name a path that held nothing (SET_VALUE clears its target first).
+      else if (this.state.doesExist(path)) {
+        batch.remove(this.state, path);
+        batch.put(this.stateDeleted, path, block.header.number);
+        deleted.push(path);
+      }
+    }
+    // Ids only grow, so these land at the end of the table: appended pages, not rewritten ones.
+    let written = write.txs.length + indexed;
+    for (const [id, record] of write.trie.nodes) {
+      batch.put(this.trie, id, record);
+      written++;
+    }
+    if (this.pruner.prunesStates) this.recordRetired(batch, write, deleted);
+    if (write.trie.root !== undefined) batch.put(this.trieRoots, write.trie.root.hash, write.trie.root.id);
+    for (const [address, stake] of write.stakeChanges) {
+      if (stake === 0) batch.remove(this.stakes, address);
+      else batch.put(this.stakes, address, stake);
+    }
+    if (write.validatorSet !== undefined) {
+      batch.put(this.validatorSets, write.validatorSet.fromHeight, write.validatorSet.validators);
+    }
+    batch.failpoint("commit.afterStateWrites");
+    this.pruner.prune(batch, block.header.number, pruneBudget(written), {
+      root: write.trie.root?.hash,
+      deleted: new Set(deleted),
+      txHashes: new Set(block.tx_hashes),
+    });
+    batch.put(this.meta, "head", block.header.number);
+    batch.put(this.meta, "schema_version", SCHEMA_VERSION);
+    batch.failpoint("commit.afterHeadWrite");
+    return unjournaled;
   }
 
   /**
@@ -360,14 +401,15 @@ export class LmdbStore implements ChainStore {
    * Notes what `write`'s block retired from the trie: its nodes, and its parent's root entry when
    * the root changed (an empty block keeps its parent's root, which then retires nothing).
    */
-  private recordRetired(write: BlockWrite, deleted: string[]): void {
+  private recordRetired(batch: WriteBatch, write: BlockWrite, deleted: string[]): void {
     const { block, trie } = write;
     const entry: RetiredEntry = { ids: packIds(trie.retired) };
     if (deleted.length > 0) entry.deleted = deleted;
     if (trie.parent !== undefined && trie.parent.hash !== trie.root?.hash) {
       Object.assign(entry, { root: trie.parent.hash, rootId: trie.parent.id });
     }
-    if (entry.ids.length > 0 || entry.root !== undefined) this.trieRetired.put(block.header.number, entry);
+    if (entry.ids.length > 0 || entry.root !== undefined)
+      batch.put(this.trieRetired, block.header.number, entry);
   }
 
   /**
@@ -422,7 +464,10 @@ export class LmdbStore implements ChainStore {
       for (const confirmed of restore.txs) this.txs.put(confirmed.tx.hash, confirmed);
       // Only the snapshot block's own are in a kept block; the others it carries are for the
       // replay check of unordered transactions, and their blocks are not here.
-      this.history.add(restore.txs.filter((confirmed) => confirmed.block_number === height));
+      this.history.add(
+        directWrites,
+        restore.txs.filter((confirmed) => confirmed.block_number === height),
+      );
       for (const [path, value] of restore.leaves) this.state.put(path, value);
       failpoint("snapshot.restoreInWrite");
       for (const [id, record] of restore.trie.nodes) this.trie.put(id, record);

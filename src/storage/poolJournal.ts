@@ -1,6 +1,7 @@
 import type { Database, RootDatabase } from "lmdb";
 import type { Tx } from "../chain/index.ts";
 import { failpoint } from "../faults/index.ts";
+import { directWrites, type TableWrites } from "./writeBatch.ts";
 
 /** A journaled pool entry; `seq` restores arrival order after a restart. */
 export interface PoolRecord {
@@ -12,11 +13,11 @@ export interface PoolRecord {
  * The pool journal in LMDB (the `journal` database, keyed by arrival seq:
  * docs/decisions/009-pool-journal-by-arrival.md). Implements txpool's PoolJournal (by shape:
  * storage does not import txpool). Owns the hash → seq index that removals by hash go through,
- * and the tracking of its own asynchronous write transactions, which the store's grouped block
+ * and the tracking of its own asynchronous writes, which the store's grouped block
  * writes must not overlap (see hold).
  *
- * Entries of committed transactions leave in the block's own write transaction: the store calls
- * removeInTransaction inside it and forget once it has committed.
+ * Entries of committed transactions leave in the block's own write: the store records them with
+ * removeInWrite and calls forget once that write has committed.
  */
 export class LmdbPoolJournal {
   private readonly root: RootDatabase;
@@ -28,9 +29,9 @@ export class LmdbPoolJournal {
   private readonly seqs = new Map<string, number>();
   /** True while the store holds LMDB's writer for a grouped write (see hold). */
   private holding = false;
-  /** Journal writes asked for during a hold, in arrival order: each begins its transaction. */
+  /** Journal writes asked for during a hold, in arrival order: each begins its write. */
   private queued: (() => void)[] = [];
-  /** The journal's asynchronous write transactions not yet ended (see writesEnded). */
+  /** The journal's asynchronous writes not yet ended (see writesEnded). */
   private readonly writes = new Set<Promise<unknown>>();
 
   constructor(root: RootDatabase, journal: Database<Tx, number>) {
@@ -63,7 +64,7 @@ export class LmdbPoolJournal {
   async removePending(hashes: readonly string[]): Promise<void> {
     let removed: string[] = [];
     await this.write(() => {
-      removed = this.removeInTransaction(hashes);
+      removed = this.removeInWrite(directWrites, hashes);
     });
     this.forget(removed);
   }
@@ -79,16 +80,16 @@ export class LmdbPoolJournal {
   }
 
   /**
-   * Inside the caller's write transaction: removes the entries of `hashes` the journal holds and
-   * returns their hashes. They stay in the index until `forget` (call it once that transaction
-   * has committed), so a transaction that fails leaves index and table in agreement.
+   * Removes, by the caller's `writes`, the entries of `hashes` the journal holds and returns their
+   * hashes. They stay in the index until `forget` (call it once that write has committed), so a
+   * write that fails leaves index and table in agreement.
    */
-  removeInTransaction(hashes: readonly string[]): string[] {
+  removeInWrite(writes: TableWrites, hashes: readonly string[]): string[] {
     const removed: string[] = [];
     for (const hash of hashes) {
       const seq = this.seqs.get(hash);
       if (seq === undefined) continue;
-      this.journal.remove(seq);
+      writes.remove(this.journal, seq);
       removed.push(hash);
     }
     return removed;
@@ -104,7 +105,7 @@ export class LmdbPoolJournal {
    * writer for a grouped write (inside it a journal entry would be acknowledged before it is
    * durable, and undone with it). Pair with writesEnded before that write begins.
    *
-   * The release begins the waiting writes' transactions before it returns, in the order they were
+   * The release begins the waiting writes before it returns, in the order they were
    * asked for: a store that holds again at once (its next grouped write) then waits for them in
    * writesEnded instead of holding them back for another write.
    */
@@ -118,7 +119,7 @@ export class LmdbPoolJournal {
     };
   }
 
-  /** Resolves once the journal's write transactions under way have ended. */
+  /** Resolves once the journal's writes under way have ended. */
   async writesEnded(): Promise<void> {
     while (this.writes.size > 0) await Promise.allSettled([...this.writes]);
   }
@@ -129,9 +130,14 @@ export class LmdbPoolJournal {
   }
 
   /**
-   * Runs `body` as an asynchronous write transaction, at once or, during a hold, when it is
-   * released. Either way the check and the start happen in one step, with no await between
-   * them, and the transaction is tracked until it ends (writesEnded).
+   * Runs `body` as an asynchronous write, at once or, during a hold, when it is released. Either
+   * way the check and the start happen in one step, with no await between them, and the write is
+   * tracked until it ends (writesEnded). The write is an lmdb-js batch: `body` runs now, and its
+   * puts and removes are made by lmdb-js's writer thread in call order with the block writes
+   * (LmdbStore.commitBlock), so a block that commits an entry's transaction after the entry was
+   * written removes it. (An asynchronous transaction's callback would run after the batches
+   * queued with it, and write back an entry its block had just removed.) `body` must only put
+   * and remove: a batch commits what its callback wrote even if the callback throws.
    */
   private write(body: () => void): Promise<void> {
     if (!this.holding) return this.begin(body);
@@ -143,12 +149,12 @@ export class LmdbPoolJournal {
   }
 
   private async begin(body: () => void): Promise<void> {
-    const transaction = this.root.transaction(body);
-    this.writes.add(transaction);
+    const written = this.root.batch(body);
+    this.writes.add(written);
     try {
-      await transaction;
+      await written;
     } finally {
-      this.writes.delete(transaction);
+      this.writes.delete(written);
     }
   }
 }

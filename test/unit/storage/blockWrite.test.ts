@@ -1,0 +1,133 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import type { BlockWrite, Commit, JsonValue, StoredBlock, Tx } from "../../../src/chain/index.ts";
+import { LmdbStore } from "../../../src/storage/index.ts";
+import { ACCOUNTS, openChain, produce, transfer, VALIDATOR } from "../../helpers/smallChain.ts";
+import { withTempDir } from "../../helpers/tempDir.ts";
+
+/**
+ * A block's write (LmdbStore.commitBlock): planned on the node's thread, made by lmdb-js's writer
+ * thread. The node's thread stays free meanwhile, and nothing it reads shows the block before the
+ * write's promise resolves (the chain moves its head then); pruning, planned before the write,
+ * leaves alone what the same write puts.
+ */
+
+const withDir = (run: (dir: string) => Promise<void>) => withTempDir("block-write", run);
+
+/** `count` SET_VALUEs of fresh /users paths, each with a value big enough to make many pages. */
+function userWrites(nonces: Map<string, number>, count: number): Tx[] {
+  return Array.from({ length: count }, (_, i) => {
+    const from = i % ACCOUNTS.length;
+    const tx = transfer(nonces, [from, (from + 1) % ACCOUNTS.length, 1]);
+    return {
+      ...tx,
+      operation: {
+        type: "SET_VALUE" as const,
+        ref: `/users/${ACCOUNTS[from]}/item${i}`,
+        value: "x".repeat(200),
+      },
+    };
+  });
+}
+
+describe("a block's write (storage/lmdbStore.ts commitBlock)", () => {
+  it("leaves the thread free while LMDB writes, and shows the block to reads only once it resolves", () =>
+    withDir(async (dir) => {
+      const store = new LmdbStore(dir);
+      const chain = await openChain(store);
+      const nonces = new Map<string, number>();
+      await produce(chain, userWrites(nonces, 10));
+      const txs = userWrites(nonces, 3_000);
+      const executed = await chain.execute(txs, VALIDATOR, chain.head().header.timestamp + 1000);
+      const commit: Commit = { height: 2, round: 0, block_hash: executed.hash, signatures: [] };
+      const path = (tx: Tx) => (tx.operation as { ref: string }).ref;
+      const before = () => ({
+        head: store.headNumber(),
+        block: store.getBlock(2),
+        tx: store.getConfirmedTx((txs.at(-1) as Tx).hash),
+        leaf: store.getLeaf(path(txs.at(-1) as Tx)),
+        below: [...store.leafPathsBelow(`/users/${ACCOUNTS[0]}`)].length,
+      });
+      const expected = before();
+      assert.equal(expected.head, 1);
+      let resolved = false;
+      const committing = chain.commit(executed, commit, [VALIDATOR]).then(() => {
+        resolved = true;
+      });
+      // Turns of this thread while the write is under way: each reads the store as before it.
+      let turns = 0;
+      while (!resolved) {
+        await nextTurn();
+        if (resolved) break;
+        turns++;
+        assert.deepEqual(before(), expected, `turn ${turns}: the block is visible before its write resolved`);
+      }
+      await committing;
+      assert.ok(turns > 0, "the thread was blocked for the whole write");
+      assert.equal(store.headNumber(), 2);
+      assert.equal(store.getBlock(2)?.hash, executed.hash);
+      assert.equal(store.getConfirmedTx((txs.at(-1) as Tx).hash)?.block_number, 2);
+      assert.equal(store.getLeaf(path(txs.at(-1) as Tx)), "x".repeat(200));
+      await store.close();
+      // And it is durable: a reopened store holds it.
+      const reopened = new LmdbStore(dir);
+      assert.equal(reopened.headNumber(), 2);
+      await reopened.close();
+    }));
+
+  it("keeps a deletion record the same write makes when pruning drops the old one of that path", () =>
+    withDir(async (dir) => {
+      // Two kept states; one old block retires so many nodes that pruning (about 2,000 deletions
+      // per quiet block) is still behind when a later block deletes the same path again.
+      const store = new LmdbStore(dir, { retainStates: 2, retainBlocks: 0 });
+      const path = "/users/0x0000000000000000000000000000000000000001/p";
+      let nextId = 1_000_000;
+      const write = (number: number, leaf: JsonValue | null, retired: number): BlockWrite => {
+        const block: StoredBlock = {
+          header: {
+            parent_hash: number === 0 ? "" : `0xblock${number - 1}`,
+            number,
+            timestamp: number,
+            proposer: VALIDATOR,
+            transactions_hash: "0x",
+            state_root: `0xroot${number}`,
+            last_commit_hash: "0x",
+            size: 2,
+          },
+          hash: `0xblock${number}`,
+          tx_hashes: [],
+          validators: [VALIDATOR],
+          commit: null,
+        };
+        const id = nextId++;
+        return {
+          block,
+          txs: [],
+          journalRemovals: [],
+          stateChanges: new Map([[path, leaf]]),
+          trie: {
+            nodes: [[id, Uint8Array.of(1)]],
+            root: { hash: `0xroot${number}`, id },
+            retired: Array.from({ length: retired }, (_, i) => i + 1 + number * 10_000),
+            ...(number === 0 ? {} : { parent: { hash: `0xroot${number - 1}`, id: id - 1 } }),
+          },
+          stakeChanges: new Map(),
+        };
+      };
+      await store.commitBlock(write(0, 1, 0));
+      const parent = path.slice(0, path.lastIndexOf("/"));
+      await store.commitBlock(write(1, 2, 5_000)); // retires 5,000 nodes
+      await store.commitBlock(write(2, null, 0)); // deletes the path (recorded at 2); prunes 2,002
+      await store.commitBlock(write(3, 3, 0)); // the path again; pruning: 2,002 more of block 1's
+      assert.deepEqual([...store.deletedPathsBelow(parent)], [path]);
+      assert.equal(store.statesFrom(), 1, "block 1's nodes are not all deleted yet");
+      // Block 4 deletes it again. Its pruning deletes the rest of block 1's nodes and then reaches
+      // block 2's record of the path, which a read before the write still finds: the record must
+      // be block 4's now, not gone.
+      await store.commitBlock(write(4, null, 0));
+      assert.equal(store.statesFrom(), 3);
+      assert.deepEqual([...store.deletedPathsBelow(parent)], [path]);
+      await store.close();
+    }));
+});
