@@ -9,6 +9,7 @@ import {
   verifyCommit,
 } from "../chain/index.ts";
 import { failpoint } from "../faults/index.ts";
+import { realScheduler, type Scheduler } from "./scheduler.ts";
 
 /** What block production needs from the chain core. */
 export interface ProducerChain {
@@ -34,8 +35,10 @@ export interface ValidatorKey {
 
 export interface SingleValidatorOptions {
   chainId: number;
-  /** Minimum interval between two blocks, ms. */
+  /** Minimum interval between two blocks that are not full, ms. */
   blockTimeMs: number;
+  /** The genesis's block limits: a block at them is full, and the next one does not wait. */
+  limits: { maxBlockTxs: number; maxBlockBytes: number; maxTxBytes: number };
 }
 
 export interface ProducerEvents {
@@ -47,7 +50,10 @@ export interface ProducerEvents {
  * Block production for a chain with exactly one validator (the dev chain): with 100% of the
  * stake, the validator's own precommit is a complete commit certificate, so a block is final the
  * moment it is signed. A block is made only when transactions are pending, at most one per
- * `blockTimeMs`. The multi-validator BFT rounds replace this for networks of validators.
+ * `blockTimeMs`, except that after a full block the next one begins as soon as it is committed:
+ * a backlog larger than a block is committed as fast as the node executes and writes, not one
+ * block per block time (docs/decisions/017-dev-blocks-back-to-back.md). The multi-validator BFT
+ * rounds replace this for networks of validators.
  */
 export class SingleValidatorProducer {
   private readonly chain: ProducerChain;
@@ -55,10 +61,12 @@ export class SingleValidatorProducer {
   private readonly key: ValidatorKey;
   private readonly options: SingleValidatorOptions;
   private readonly events: ProducerEvents;
-  private readonly now: () => number;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly scheduler: Scheduler;
+  private cancelTimer: (() => void) | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
+  /** The last block this producer made was full: the next one does not wait for the block time. */
+  private lastFull = false;
 
   constructor(
     chain: ProducerChain,
@@ -66,7 +74,7 @@ export class SingleValidatorProducer {
     key: ValidatorKey,
     options: SingleValidatorOptions,
     events: ProducerEvents = {},
-    now: () => number = Date.now,
+    scheduler: Scheduler = realScheduler(),
   ) {
     const validators = chain.validators();
     if (validators.length !== 1 || validators[0]?.address !== key.address) {
@@ -77,7 +85,7 @@ export class SingleValidatorProducer {
     this.key = key;
     this.options = options;
     this.events = events;
-    this.now = now;
+    this.scheduler = scheduler;
   }
 
   start(): void {
@@ -88,21 +96,21 @@ export class SingleValidatorProducer {
   /** Waits for a block in progress to finish committing, then stops. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
     await this.running;
   }
 
   /** Tells the producer that transactions arrived. Cheap; safe to call on every admission. */
   notify(): void {
-    if (this.stopped || this.running !== undefined || this.timer !== undefined || this.pool.size === 0)
+    if (this.stopped || this.running !== undefined || this.cancelTimer !== undefined || this.pool.size === 0)
       return;
-    const wait = this.chain.head().header.timestamp + this.options.blockTimeMs - this.now();
-    if (wait > 0) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
+    const wait = this.chain.head().header.timestamp + this.options.blockTimeMs - this.scheduler.now();
+    if (wait > 0 && !this.lastFull) {
+      this.cancelTimer = this.scheduler.after(wait, () => {
+        this.cancelTimer = undefined;
         this.notify();
-      }, wait);
+      });
       return;
     }
     this.running = this.produce()
@@ -119,9 +127,10 @@ export class SingleValidatorProducer {
   /** Builds, signs and commits one block from the pool. */
   async produce(): Promise<StoredBlock | undefined> {
     const txs = this.pool.selectForBlock();
+    this.lastFull = false;
     if (txs.length === 0) return undefined;
     const parent = this.chain.head();
-    const timestamp = Math.max(this.now(), parent.header.timestamp + 1);
+    const timestamp = Math.max(this.scheduler.now(), parent.header.timestamp + 1);
     const executed = await this.chain.execute(txs, this.key.address, timestamp);
     const round = 0;
     const vote = precommitVote(this.options.chainId, executed.header.number, round, executed.hash);
@@ -140,7 +149,14 @@ export class SingleValidatorProducer {
     failpoint("commit.beforePoolPrune");
     this.pool.removeCommitted(block.tx_hashes);
     failpoint("commit.afterPoolPrune");
+    this.lastFull = this.isFull(block);
     this.events.onBlock?.(block, executed);
     return block;
+  }
+
+  /** At the block limits: no more transactions, or no room for one more of the largest size. */
+  private isFull(block: StoredBlock): boolean {
+    const { maxBlockTxs, maxBlockBytes, maxTxBytes } = this.options.limits;
+    return block.tx_hashes.length >= maxBlockTxs || block.header.size + maxTxBytes > maxBlockBytes;
   }
 }

@@ -374,7 +374,15 @@ async function startBlockMaking(parts: {
     chain,
     pool,
     mode.validator,
-    { chainId: genesis.chain_id, blockTimeMs: options.blockTimeMs ?? genesis.consensus.block_time_ms },
+    {
+      chainId: genesis.chain_id,
+      blockTimeMs: options.blockTimeMs ?? genesis.consensus.block_time_ms,
+      limits: {
+        maxBlockTxs: genesis.consensus.max_block_txs,
+        maxBlockBytes: genesis.consensus.max_block_bytes,
+        maxTxBytes: genesis.consensus.max_tx_bytes,
+      },
+    },
     {
       onBlock: (block) =>
         blockLog.info(

@@ -1,0 +1,207 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import type { Commit, ExecutedBlock, StoredBlock, Tx } from "../../../src/chain/index.ts";
+import {
+  type ProducerChain,
+  type ProducerPool,
+  SingleValidatorProducer,
+} from "../../../src/consensus/index.ts";
+import { privateKeyToAddress } from "../../../src/crypto/index.ts";
+import { ManualScheduler } from "../../helpers/manualScheduler.ts";
+
+/**
+ * The dev chain's block producer (consensus/singleValidator.ts) on a manual clock: one block per
+ * block time while blocks are not full, and the next block at once after a full one while the
+ * pool holds more (docs/decisions/017-dev-blocks-back-to-back.md).
+ */
+
+const BLOCK_TIME = 1000;
+const MAX_TXS = 10;
+const privateKey = new Uint8Array(32).fill(7);
+const key = { address: privateKeyToAddress(privateKey), privateKey };
+
+/** Transactions that only need a hash and a size here. */
+let counter = 0;
+function txs(count: number, bytes = 100): Tx[] {
+  return Array.from({ length: count }, () => {
+    counter++;
+    return { hash: `0x${counter.toString(16).padStart(64, "0")}`, bytes } as unknown as Tx;
+  });
+}
+
+/** A chain that executes nothing: a block is its transactions, its size their bytes. */
+class FakeChain implements ProducerChain {
+  readonly blocks: StoredBlock[];
+
+  constructor(genesisTime: number) {
+    this.blocks = [this.block(0, genesisTime, [], 2)];
+  }
+
+  head(): StoredBlock {
+    return this.blocks.at(-1) as StoredBlock;
+  }
+
+  validators() {
+    return [{ address: key.address, stake: 1 }];
+  }
+
+  async execute(list: Tx[], proposer: string, timestamp: number): Promise<ExecutedBlock> {
+    const size = list.reduce((sum, tx) => sum + (tx as unknown as { bytes: number }).bytes, 2);
+    const block = this.block(this.head().header.number + 1, timestamp, list, size);
+    return { header: { ...block.header, proposer }, hash: block.hash, txs: list } as ExecutedBlock;
+  }
+
+  async commit(executed: ExecutedBlock, commit: Commit, signers: string[]): Promise<StoredBlock> {
+    await nextTurn(); // a write takes a turn or more
+    const block = this.block(
+      executed.header.number,
+      executed.header.timestamp,
+      executed.txs,
+      executed.header.size,
+    );
+    this.blocks.push({ ...block, commit, validators: signers });
+    return block;
+  }
+
+  abandon(): void {}
+
+  private block(number: number, timestamp: number, list: Tx[], size: number): StoredBlock {
+    return {
+      header: {
+        parent_hash: "",
+        number,
+        timestamp,
+        proposer: key.address,
+        transactions_hash: "0x",
+        state_root: "0x",
+        last_commit_hash: "0x",
+        size,
+      },
+      hash: `0x${number.toString(16).padStart(64, "0")}`,
+      tx_hashes: list.map((tx) => tx.hash),
+      validators: [],
+      commit: null,
+    };
+  }
+}
+
+class FakePool implements ProducerPool {
+  private pending: Tx[] = [];
+
+  get size(): number {
+    return this.pending.length;
+  }
+
+  add(list: Tx[]): void {
+    this.pending.push(...list);
+  }
+
+  selectForBlock(): Tx[] {
+    return this.pending.slice(0, MAX_TXS);
+  }
+
+  removeCommitted(hashes: readonly string[]): void {
+    const gone = new Set(hashes);
+    this.pending = this.pending.filter((tx) => !gone.has(tx.hash));
+  }
+}
+
+/** A producer on a manual clock whose last block was made `sinceLastMs` ago. */
+function setup(
+  sinceLastMs: number,
+  limits = { maxBlockTxs: MAX_TXS, maxBlockBytes: 1_000_000, maxTxBytes: 1000 },
+) {
+  const clock = new ManualScheduler();
+  const chain = new FakeChain(clock.now() - sinceLastMs);
+  const pool = new FakePool();
+  const producer = new SingleValidatorProducer(
+    chain,
+    pool,
+    key,
+    { chainId: 1, blockTimeMs: BLOCK_TIME, limits },
+    { onError: (error) => assert.fail(String(error)) },
+    clock,
+  );
+  /** Lets production that can run without the clock moving run. */
+  const settle = async () => {
+    for (let i = 0; i < 20; i++) await nextTurn();
+  };
+  /** Sizes and times (from `start`) of the blocks made since `from`. */
+  const made = (from: number, start: number) =>
+    chain.blocks.slice(from).map((b) => [b.tx_hashes.length, b.header.timestamp - start]);
+  return { clock, chain, pool, producer, settle, made };
+}
+
+describe("dev block producer (consensus/singleValidator.ts), manual clock", () => {
+  it("makes at most one block per block time while its blocks are not full", async () => {
+    const { clock, pool, producer, settle, made } = setup(5_000);
+    const start = clock.now();
+    producer.start();
+    pool.add(txs(4));
+    producer.notify();
+    await settle();
+    pool.add(txs(3));
+    producer.notify();
+    await settle();
+    assert.deepEqual(made(1, start), [[4, 0]], "the second batch waits for the block time");
+    clock.fireNext(start + BLOCK_TIME - 1);
+    await settle();
+    assert.equal(made(1, start).length, 1, "not before the block time");
+    clock.fireNext();
+    await settle();
+    assert.deepEqual(made(1, start), [
+      [4, 0],
+      [3, BLOCK_TIME],
+    ]);
+    await producer.stop();
+  });
+
+  it("makes the next block at once after a full one, until a block is not full", async () => {
+    const { clock, pool, producer, settle, made } = setup(5_000);
+    const start = clock.now();
+    pool.add(txs(25));
+    producer.start();
+    await settle();
+    // Full, full, then the rest: the clock did not move (timestamps are parent + 1 ms).
+    assert.deepEqual(made(1, start), [
+      [10, 0],
+      [10, 1],
+      [5, 2],
+    ]);
+    // The last block was not full: new transactions wait for the block time again.
+    pool.add(txs(12));
+    producer.notify();
+    await settle();
+    assert.equal(made(1, start).length, 3);
+    clock.fireNext();
+    await settle();
+    assert.deepEqual(made(4, start), [
+      [10, 2 + BLOCK_TIME],
+      [2, 3 + BLOCK_TIME],
+    ]);
+    await producer.stop();
+  });
+
+  it("counts a block without room for one more transaction of the largest size as full", async () => {
+    // Blocks of at most 1,000 bytes and transactions of up to 300: a block of 3 × 250 + 2 bytes
+    // has no room for a fourth of 300, though it holds fewer than MAX_TXS.
+    const { clock, pool, producer, settle, made } = setup(5_000, {
+      maxBlockTxs: MAX_TXS,
+      maxBlockBytes: 1000,
+      maxTxBytes: 300,
+    });
+    const start = clock.now();
+    pool.add(txs(3, 250));
+    producer.start();
+    await settle();
+    pool.add(txs(2, 100));
+    producer.notify();
+    await settle();
+    assert.deepEqual(made(1, start), [
+      [3, 0],
+      [2, 1],
+    ]);
+    await producer.stop();
+  });
+});
