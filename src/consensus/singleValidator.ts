@@ -50,10 +50,11 @@ export interface ProducerEvents {
  * Block production for a chain with exactly one validator (the dev chain): with 100% of the
  * stake, the validator's own precommit is a complete commit certificate, so a block is final the
  * moment it is signed. A block is made only when transactions are pending, at most one per
- * `blockTimeMs`, except that after a full block the next one begins as soon as it is committed:
- * a backlog larger than a block is committed as fast as the node executes and writes, not one
- * block per block time (docs/decisions/017-dev-blocks-back-to-back.md). The multi-validator BFT
- * rounds replace this for networks of validators.
+ * `blockTimeMs`, except that after a full block, or while the pool holds a full block's worth,
+ * the next one begins as soon as the last is committed: a backlog of a block or more is committed
+ * as fast as the node executes and writes, not one block per block time
+ * (docs/decisions/017-dev-blocks-back-to-back.md). The multi-validator BFT rounds replace this
+ * for networks of validators.
  */
 export class SingleValidatorProducer {
   private readonly chain: ProducerChain;
@@ -67,6 +68,12 @@ export class SingleValidatorProducer {
   private stopped = true;
   /** The last block this producer made was full: the next one does not wait for the block time. */
   private lastFull = false;
+  /**
+   * Transactions the last block (if not full) or the last selection that took none left in the
+   * pool: ones a block could not take then. Only what arrives beyond them counts
+   * toward a full block's worth.
+   */
+  private leftBehind = 0;
 
   constructor(
     chain: ProducerChain,
@@ -103,32 +110,50 @@ export class SingleValidatorProducer {
 
   /** Tells the producer that transactions arrived. Cheap; safe to call on every admission. */
   notify(): void {
-    if (this.stopped || this.running !== undefined || this.cancelTimer !== undefined || this.pool.size === 0)
-      return;
+    if (this.stopped || this.running !== undefined || this.pool.size === 0) return;
     const wait = this.chain.head().header.timestamp + this.options.blockTimeMs - this.scheduler.now();
-    if (wait > 0 && !this.lastFull) {
-      this.cancelTimer = this.scheduler.after(wait, () => {
+    if (wait > 0 && !this.backlog()) {
+      this.cancelTimer ??= this.scheduler.after(wait, () => {
         this.cancelTimer = undefined;
         this.notify();
       });
       return;
     }
-    this.running = this.produce()
-      .then(
-        () => undefined,
-        (error: unknown) => this.events.onError?.(error),
-      )
-      .finally(() => {
+    // A full block's worth that arrived during the wait goes now.
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+    this.running = this.produce().then(
+      (block) => {
         this.running = undefined;
-        this.notify();
-      });
+        // After a selection that took nothing, the next arrival tries again (not this turn: a
+        // pool of transactions no block can take would have it spin).
+        if (block !== undefined) this.notify();
+      },
+      (error: unknown) => {
+        this.running = undefined;
+        this.events.onError?.(error);
+        this.retryLater();
+      },
+    );
+  }
+
+  /** After a failed block: the next try in a block time, not at once (the failure may persist). */
+  private retryLater(): void {
+    if (this.stopped || this.cancelTimer !== undefined) return;
+    this.cancelTimer = this.scheduler.after(this.options.blockTimeMs, () => {
+      this.cancelTimer = undefined;
+      this.notify();
+    });
   }
 
   /** Builds, signs and commits one block from the pool. */
   async produce(): Promise<StoredBlock | undefined> {
     const txs = this.pool.selectForBlock();
     this.lastFull = false;
-    if (txs.length === 0) return undefined;
+    if (txs.length === 0) {
+      this.leftBehind = this.pool.size;
+      return undefined;
+    }
     const parent = this.chain.head();
     const timestamp = Math.max(this.scheduler.now(), parent.header.timestamp + 1);
     const executed = await this.chain.execute(txs, this.key.address, timestamp);
@@ -150,8 +175,17 @@ export class SingleValidatorProducer {
     this.pool.removeCommitted(block.tx_hashes);
     failpoint("commit.afterPoolPrune");
     this.lastFull = this.isFull(block);
+    this.leftBehind = this.lastFull ? 0 : this.pool.size;
     this.events.onBlock?.(block, executed);
     return block;
+  }
+
+  /**
+   * More waits than a block takes: the last block was full, or a full block's worth of
+   * transactions arrived since the last block.
+   */
+  private backlog(): boolean {
+    return this.lastFull || this.pool.size - this.leftBehind >= this.options.limits.maxBlockTxs;
   }
 
   /** At the block limits: no more transactions, or no room for one more of the largest size. */

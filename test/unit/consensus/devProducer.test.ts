@@ -88,6 +88,9 @@ class FakeChain implements ProducerChain {
 
 class FakePool implements ProducerPool {
   private pending: Tx[] = [];
+  /** Transactions a block cannot take yet (as behind a nonce gap): never selected. */
+  readonly held = new Set<string>();
+  selections = 0;
 
   get size(): number {
     return this.pending.length;
@@ -98,7 +101,9 @@ class FakePool implements ProducerPool {
   }
 
   selectForBlock(): Tx[] {
-    return this.pending.slice(0, MAX_TXS);
+    // A producer that retries at once spins in microtasks: stop it where the test can see it.
+    if (++this.selections > 100) throw new Error("selected 100 times: the producer spins");
+    return this.pending.filter((tx) => !this.held.has(tx.hash)).slice(0, MAX_TXS);
   }
 
   removeCommitted(hashes: readonly string[]): void {
@@ -113,6 +118,7 @@ function setup(
   limits = { maxBlockTxs: MAX_TXS, maxBlockBytes: 1_000_000, maxTxBytes: 1000 },
 ) {
   const clock = new ManualScheduler();
+  const errors: unknown[] = [];
   const chain = new FakeChain(clock.now() - sinceLastMs);
   const pool = new FakePool();
   const producer = new SingleValidatorProducer(
@@ -120,7 +126,7 @@ function setup(
     pool,
     key,
     { chainId: 1, blockTimeMs: BLOCK_TIME, limits },
-    { onError: (error) => assert.fail(String(error)) },
+    { onError: (error) => errors.push(error) },
     clock,
   );
   /** Lets production that can run without the clock moving run. */
@@ -130,7 +136,7 @@ function setup(
   /** Sizes and times (from `start`) of the blocks made since `from`. */
   const made = (from: number, start: number) =>
     chain.blocks.slice(from).map((b) => [b.tx_hashes.length, b.header.timestamp - start]);
-  return { clock, chain, pool, producer, settle, made };
+  return { clock, chain, pool, producer, settle, made, errors };
 }
 
 describe("dev block producer (consensus/singleValidator.ts), manual clock", () => {
@@ -169,16 +175,62 @@ describe("dev block producer (consensus/singleValidator.ts), manual clock", () =
       [10, 1],
       [5, 2],
     ]);
-    // The last block was not full: new transactions wait for the block time again.
-    pool.add(txs(12));
+    // The last block was not full: fewer than a block's worth wait for the block time again.
+    pool.add(txs(8));
     producer.notify();
     await settle();
     assert.equal(made(1, start).length, 3);
     clock.fireNext();
     await settle();
-    assert.deepEqual(made(4, start), [
-      [10, 2 + BLOCK_TIME],
-      [2, 3 + BLOCK_TIME],
+    assert.deepEqual(made(4, start), [[8, 2 + BLOCK_TIME]]);
+    await producer.stop();
+  });
+
+  it("makes the next block at once when the pool holds a full block's worth, after a block that was not", async () => {
+    const { clock, pool, producer, settle, made } = setup(5_000);
+    const start = clock.now();
+    pool.add(txs(4));
+    producer.start();
+    await settle();
+    pool.add(txs(6));
+    producer.notify();
+    await settle();
+    assert.deepEqual(made(1, start), [[4, 0]], "six wait for the block time");
+    pool.add(txs(4));
+    producer.notify();
+    await settle();
+    // Fourteen wait: a full block's worth goes at once (its timestamp the parent's + 1 ms).
+    assert.deepEqual(made(1, start), [
+      [4, 0],
+      [10, 1],
+    ]);
+    await producer.stop();
+  });
+
+  it("waits the block time when the pool is full of transactions no block can take", async () => {
+    const { clock, pool, producer, settle, made, errors } = setup(5_000);
+    const start = clock.now();
+    const stuck = txs(12);
+    for (const tx of stuck) pool.held.add(tx.hash);
+    pool.add(stuck);
+    producer.start();
+    await settle();
+    assert.deepEqual(made(1, start), [], "nothing to take");
+    assert.deepEqual(errors, [], "no spinning on the full pool");
+    assert.equal(pool.selections, 1);
+    pool.add(txs(1));
+    producer.notify();
+    await settle();
+    assert.deepEqual(made(1, start), [[1, 0]]);
+    pool.add(txs(1));
+    producer.notify();
+    await settle();
+    assert.equal(made(1, start).length, 1, "the pool's size is no reason: its transactions cannot go");
+    clock.fireNext();
+    await settle();
+    assert.deepEqual(made(1, start), [
+      [1, 0],
+      [1, BLOCK_TIME],
     ]);
     await producer.stop();
   });
