@@ -62,7 +62,9 @@ export interface ChainStore extends StateReader, TrieNodeReader {
   validatorSetAt(height: number): Validator[] | undefined;
   /**
    * Durable once the promise resolves; all or nothing on a crash. No other event-loop turn may
-   * see the write before the promise resolves, so the chain's head moves in the same tick.
+   * see the write before the promise resolves, so the chain's head moves in the same tick. Other
+   * turns may run (and read the store as before the write) while it is under way; one block is
+   * written at a time.
    */
   commitBlock(write: BlockWrite): Promise<void>;
   /**

@@ -280,6 +280,8 @@ export class LmdbStore implements ChainStore {
 
   /** Makes `batch` on lmdb-js's writer thread; reads see the commit before it until it resolves. */
   private async writeAside(batch: WriteBatch): Promise<void> {
+    // One view serves one write: a second block in flight would have the first's end unpin it.
+    if (this.at !== undefined) throw new Error("commitBlock: another block's write is in flight");
     const transaction = this.root.useReadTransaction();
     this.at = { transaction };
     try {
