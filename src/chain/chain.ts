@@ -12,6 +12,7 @@ import { Listeners } from "./listeners.ts";
 import { type Genesis, genesisHeader, genesisLeaves, genesisValidators } from "./genesis.ts";
 import { type StateChanges, StateOverlay, type StateReader } from "./state.ts";
 import { buildStateTrie, StateTrie, type TrieNodeReader, type TrieWrite } from "./stateTrie.ts";
+import { TimeSlices } from "./timeSlices.ts";
 import type { BlockHeader, Commit, ConfirmedTx, StoredBlock, Tx, TxResult, Validator } from "./types.ts";
 import {
   sameValidators,
@@ -102,9 +103,16 @@ export interface ExecutedBlock {
 }
 
 /**
+ * How long block execution holds the event loop at a time (TimeSlices): requests and signature
+ * results that arrive meanwhile wait at most about this long.
+ */
+const EXECUTION_SLICE_MS = 5;
+
+/**
  * The chain core: owns the head, executes blocks on top of it, and commits them with their
  * certificate through the store. Not concurrent: one block is executed and committed at a time
- * (the consensus layer calls it from one loop).
+ * (the consensus layer calls it from one loop); while one is executed or written, other turns of
+ * the event loop run (TimeSlices, ChainStore.commitBlock) and see the head and state as before it.
  */
 export class Chain {
   readonly genesis: Genesis;
@@ -192,13 +200,18 @@ export class Chain {
       const carried = lastCommit ?? { commit: parent.commit, signers: parent.validators };
       const overlay = new StateOverlay(this.store);
       const credited: (string | undefined)[] = txs.map(() => undefined);
-      const results = txs.map((tx, i) =>
-        executeTx(overlay, tx, (address) => {
-          credited[i] = address;
-        }),
-      );
+      const results: TxResult[] = [];
+      const slices = new TimeSlices(EXECUTION_SLICE_MS);
+      for (const [i, tx] of txs.entries()) {
+        results.push(
+          executeTx(overlay, tx, (address) => {
+            credited[i] = address;
+          }),
+        );
+        if (i % 16 === 15) await slices.pause();
+      }
       const changes = overlay.changes();
-      const stateRoot = this.trie.apply(changes);
+      const stateRoot = await this.trie.apply(changes, () => slices.pause());
       const stakeChanges = stakeChangesOf(changes);
       const validatorSet = this.nextValidatorSet(parent.header.number + 1, stakeChanges);
       const header: BlockHeader = {

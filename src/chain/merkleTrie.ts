@@ -143,6 +143,21 @@ export class MerkleTrie {
   }
 
   /**
+   * Encodes and hashes the changed subtrees below the root one at a time, awaiting `pause`
+   * between them, so that `root()` then only hashes the root itself: a block's hashing in
+   * pieces of a sixteenth (TimeSlices). Nothing else may change the trie meanwhile.
+   */
+  async hashBelowRoot(pause: () => Promise<void>): Promise<void> {
+    const top = this.root_;
+    if (!isNode(top) || top.type !== BRANCH) return;
+    for (const child of top.nodes) {
+      if (child === undefined || !isNode(child) || child.ref !== undefined) continue;
+      this.refOf(child);
+      await pause();
+    }
+  }
+
+  /**
    * What the store must write for the current root: the new nodes reachable from it, numbered
    * from the committed `nextId`, children first (a record holds its children's ids).
    */

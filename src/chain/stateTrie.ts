@@ -60,13 +60,19 @@ export class StateTrie {
     return bytesToHex(this.trie.root());
   }
 
-  /** Applies leaf changes on top of the trie's current root and returns the new root. */
-  apply(changes: StateChanges): string {
+  /**
+   * Applies leaf changes on top of the trie's current root and returns the new root. `pause` is
+   * awaited between pieces of the work (TimeSlices); nothing else may change the trie meanwhile.
+   */
+  async apply(changes: StateChanges, pause: () => Promise<void> = async () => {}): Promise<string> {
+    let done = 0;
     for (const [path, value] of changes) {
       const key = keccakText(path);
       if (value === null) this.trie.del(key);
       else this.trie.put(key, utf8Bytes(canonicalJson(value)));
+      if (++done % 64 === 0) await pause();
     }
+    await this.trie.hashBelowRoot(pause);
     return this.rootHex();
   }
 
