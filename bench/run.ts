@@ -60,7 +60,8 @@ import { join } from "node:path";
 import { SECP256K1_BACKEND } from "../src/crypto/index.ts";
 import { admissionScenarios } from "./admission.ts";
 import type { BenchContext, Settings } from "./context.ts";
-import { ganacheScenarios, PeerSkipped } from "./ganache.ts";
+import { PeerSkipped } from "./ethPeer.ts";
+import { ganacheScenarios } from "./ganache.ts";
 import { DisturbancePolicy, OTHER_CPU_LIMIT_PCT } from "./measure.ts";
 import { killAllSync, ROOT, stopAll } from "./procs.ts";
 import { consensusSimScenarios } from "./consensusSim.ts";
@@ -194,6 +195,17 @@ const ctx: BenchContext = {
 const results: ScenarioResult[] = [];
 /** Scenarios that could not run (a peer that could not be installed or started), with the reason. */
 const skipped: string[] = [];
+/** Runs a scenario against a peer; one that cannot be installed or started is skipped with the reason. */
+async function withPeer(name: string, scenarios: (ctx: BenchContext) => Promise<ScenarioResult[]>) {
+  try {
+    results.push(...(await scenarios(ctx)));
+  } catch (error) {
+    // After Ctrl-C a peer that "did not start" was stopped by us: not a skip to report.
+    if (interrupted || !(error instanceof PeerSkipped)) throw error;
+    skipped.push(`${name}: ${error.message}`);
+    log(`SKIPPED ${name} scenario: ${error.message}`);
+  }
+}
 try {
   log(`settings ${JSON.stringify(settings)}`);
   const runs = (part: Settings["only"]) => settings.only === "all" || settings.only === part;
@@ -203,16 +215,7 @@ try {
   await stopAll(); // the 1M-account node and its baseline server
   if (runs("admission")) results.push(...(await admissionScenarios(ctx)));
   await stopAll(); // the admission node
-  if (runs("ganache")) {
-    try {
-      results.push(...(await ganacheScenarios(ctx)));
-    } catch (error) {
-      // After Ctrl-C a peer that "did not start" was stopped by us: not a skip to report.
-      if (interrupted || !(error instanceof PeerSkipped)) throw error;
-      skipped.push(`ganache: ${error.message}`);
-      log(`SKIPPED ganache scenario: ${error.message}`);
-    }
-  }
+  if (runs("ganache")) await withPeer("ganache", ganacheScenarios);
   await stopAll(); // ganache and our node beside it
   if (runs("network")) results.push(...(await networkScenarios(ctx)));
   await stopAll(); // the testnet
