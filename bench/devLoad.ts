@@ -9,6 +9,7 @@
  *     the head every 20 ms. Committed/s = the
  *     transactions / (first request sent → the poll that saw the block holding the last of them),
  *     against secp256k1 recover on one core (bench/recoverRate.ts; admission's runs when it ran).
+ *     bench/hardhat.ts runs the same measurement (commitRun) beside hardhat's.
  *  2. `chain_getBalance` of random dev accounts (autocannon in its own process, bench/loadWorker.ts)
  *     on that node idle, and while the same submission load (mode "throughput", its own process)
  *     keeps it committing at full rate; loaded and idle runs alternate. p99 and req/s loaded / idle.
@@ -31,7 +32,7 @@ import { mainThreadCpuSeconds, post, runJson, startDevNode } from "./procs.ts";
 import { round, type ScenarioResult, series } from "./report.ts";
 
 /** Transactions per committed-throughput run (issue 20: 30,000). */
-const DEV_LOAD_TXS = 30_000;
+export const DEV_LOAD_TXS = 30_000;
 /** Transactions per call (calls open at any time: settings.devLoadInFlight). */
 const DEV_LOAD_BATCH = 100;
 /** Admitted transactions not yet in a block above which the senders wait (two full dev blocks). */
@@ -82,7 +83,10 @@ function presign(count: number, file: string): Promise<unknown> {
  * The files of the committed-throughput runs, DEV_LOAD_TXS pre-signed writes each, named after `tag`;
  * `signed` resolves once all are written, signed one after another (one core of the two).
  */
-function presignCommitFiles(ctx: BenchContext, tag: string): { files: string[]; signed: Promise<void> } {
+export function presignCommitFiles(
+  ctx: BenchContext,
+  tag: string,
+): { files: string[]; signed: Promise<void> } {
   const files = Array.from({ length: ctx.settings.runs }, (_, i) => join(ctx.tmp, `${tag}-${i + 1}.json`));
   const signed = files
     .reduce<Promise<unknown>>(
@@ -94,14 +98,14 @@ function presignCommitFiles(ctx: BenchContext, tag: string): { files: string[]; 
 }
 
 /** A fresh dev node for committed-throughput runs, at the devload block time. */
-interface CommitNode {
+export interface CommitNode {
   url: string;
   pid: number | undefined;
   blockTimeMs: number;
 }
 
 /** Starts a `chain-node dev` node in a new `home` whose pool takes the senders' whole backlog. */
-async function startCommitNode(ctx: BenchContext, name: string, home: string): Promise<CommitNode> {
+export async function startCommitNode(ctx: BenchContext, name: string, home: string): Promise<CommitNode> {
   const blockTimeMs = ctx.settings.devLoadBlockTimeMs || devGenesis(devAccounts(), 0).consensus.block_time_ms;
   mkdirSync(home, { recursive: true });
   writeFileSync(join(home, "config.toml"), `[pool]\nmax_txs = ${4 * MAX_BACKLOG}\n`);
@@ -113,17 +117,19 @@ async function startCommitNode(ctx: BenchContext, name: string, home: string): P
 /**
  * The committed-throughput load (bench/netLoad.ts, mode "all"): `count` transactions of `txsFile`
  * from `firstTx`, in calls of DEV_LOAD_BATCH with settings.devLoadInFlight open, the head polled
- * every 20 ms.
+ * every 20 ms. `rpc: "eth"` for an Ethereum peer (bench/hardhat.ts), whose file holds request bodies.
  */
-function commitLoad(
+export function commitLoad(
   ctx: BenchContext,
   url: string,
   txsFile: string,
   firstTx: number,
   count: number,
+  rpc: "chain" | "eth" = "chain",
 ): NetLoadSpec {
   return {
     mode: "all",
+    rpc,
     urls: [url],
     pollUrl: url,
     pollMs: 20,
@@ -138,17 +144,17 @@ function commitLoad(
 }
 
 /** How the committed-throughput runs load a node, for a row's title. */
-function commitHow(ctx: BenchContext, txs: number): string {
+export function commitHow(ctx: BenchContext, txs: number): string {
   return `${txs.toLocaleString("en-US")} tx in batches of ${DEV_LOAD_BATCH}, ${ctx.settings.devLoadInFlight} in flight`;
 }
 
-type CommitRun = AllResult & Usage & { mainThreadPct: number | undefined };
+export type CommitRun = AllResult & Usage & { mainThreadPct: number | undefined };
 
 /**
  * One committed-throughput run on `node`: DEV_LOAD_TXS of `file` once its pool is empty, repeated
  * with newly signed transactions when other processes disturbed it. Its problems go to ctx.problems.
  */
-async function commitRun(
+export async function commitRun(
   ctx: BenchContext,
   node: CommitNode,
   file: string,

@@ -1,5 +1,5 @@
 /**
- * What the scenarios against an Ethereum dev chain need (bench/ganache.ts, and the next one): the
+ * What the scenarios against an Ethereum dev chain share (bench/ganache.ts, bench/hardhat.ts): the
  * peer installed on demand or the scenario skipped, the fresh sender keys funded at the peer's start,
  * their transfers pre-signed in two processes, the peer's server process (bench/<peer>Server.ts) and
  * what it has mined.

@@ -1,0 +1,198 @@
+/**
+ * A dev node's committed rate beside hardhat's (issue 20): `--only hardhat`.
+ *
+ * One load on both: pre-signed transactions sent from a separate process (bench/netLoad.ts, mode
+ * "all") in calls of 100, 4 open, while the chain makes blocks. Committed tx/s = the transactions /
+ * (first request sent → the 20 ms head poll that saw the block holding the last of them), the same
+ * code on both sides. Runs alternate, ours then hardhat's, settings.runs of each.
+ *
+ *  - ours: a fresh `chain-node dev` node taking 30,000 `/users/<sender>` writes from fresh keys per
+ *    run: bench/devLoad.ts's committed-throughput run, the same code.
+ *  - hardhat's `hardhat node` (bench/hardhatServer.ts, its own process under the same pinned Node)
+ *    with the defaults a developer gets: automine, which executes and mines each transaction into a
+ *    block of its own before returning its hash, and its request log on stdout. Legacy EIP-155
+ *    transfers of 1 wei (bench/ganachePresign.ts, @ethereumjs/tx, hardhat's chain id 31337) from
+ *    1,000 keys funded in its config: transfer i from key i % 1000 with nonce i / 1000, so
+ *    consecutive transactions come from different senders and each sender's nonces arrive in order
+ *    (automine refuses a nonce ahead of the sender's; it has no queue). Sent as JSON-RPC batch arrays
+ *    of 100 `eth_sendRawTransaction`. Every run goes on where the last stopped (the nonces); one
+ *    more run's worth is signed so that one disturbed run can be repeated. Afterwards the senders'
+ *    nonces and the sink's balance must account for every transfer hardhat accepted.
+ *
+ * Hardhat takes BENCH_HARDHAT_TXS per run (10,000), not 30,000: it mines about 700 a second here, so
+ * 30,000 would take about 45 s a run, and signing the 120,000 transfers (about 0.85 ms each with
+ * @ethereumjs/tx) another 100 s of CPU: the scenario would run far past 3 minutes for the same rate.
+ *
+ * hardhat is installed on demand into bench/.peers like ganache (bench/peers.ts, never a dependency);
+ * when that or its start fails, the scenario is skipped with the reason and the bench goes on.
+ */
+import { join } from "node:path";
+import { type BenchContext, cpuDetails } from "./context.ts";
+import {
+  type CommitRun,
+  commitHow,
+  commitLoad,
+  commitRun,
+  DEV_LOAD_TXS,
+  presignCommitFiles,
+  startCommitNode,
+} from "./devLoad.ts";
+import { minedTransfers, needPeers, presignPeerTransfers, startPeer, writeSenderKeys } from "./ethPeer.ts";
+import type { AllResult, BlockSeen } from "./netLoad.ts";
+import { netLoad, type Usage } from "./network.ts";
+import { PEER_VERSIONS } from "./peers.ts";
+import { round, type ScenarioResult, series } from "./report.ts";
+
+const HARDHAT_CHAIN_ID = 31337;
+/** Funded hardhat senders; consecutive transfers rotate through them. */
+const HARDHAT_KEYS = 1000;
+const HARDHAT_LABEL = `hardhat ${PEER_VERSIONS.hardhat}`;
+
+/**
+ * Committed tx/s over the first and the second half of a run's transactions: between the polls
+ * that saw the first, the middle and the last of them (does the rate hold as the chain grows?).
+ */
+function halvesPerS(blocks: BlockSeen[]): [number, number] | undefined {
+  const withTxs = blocks.filter((b) => b.txs > 0);
+  const total = withTxs.reduce((sum, b) => sum + b.txs, 0);
+  let seen = 0;
+  const middle = withTxs.find((b) => {
+    seen += b.txs;
+    return seen >= total / 2;
+  });
+  const first = withTxs[0];
+  const last = withTxs.at(-1);
+  if (first === undefined || middle === undefined || last === undefined) return undefined;
+  if (middle.seenAtMs <= first.seenAtMs || last.seenAtMs <= middle.seenAtMs) return undefined;
+  return [
+    (seen - first.txs) / ((middle.seenAtMs - first.seenAtMs) / 1000),
+    (total - seen) / ((last.seenAtMs - middle.seenAtMs) / 1000),
+  ];
+}
+
+/** A run's figures for cpuDetails: the server is the one process the load sampled. */
+const asServer = (r: AllResult & Usage) => ({ ...r, serverCpuPct: r.processPct[0] });
+
+export async function hardhatScenarios(ctx: BenchContext): Promise<ScenarioResult[]> {
+  const { settings, log } = ctx;
+  await needPeers(log);
+
+  const perRun = settings.hardhatTxs;
+  const hardhatTxs = (settings.runs + 1) * perRun;
+  const keysFile = join(ctx.tmp, "hardhat-keys.json");
+  const senders = writeSenderKeys(HARDHAT_KEYS, keysFile);
+  log(
+    `pre-signing ${hardhatTxs} hardhat transfers from ${HARDHAT_KEYS} keys and ` +
+      `${settings.runs} × ${DEV_LOAD_TXS} chain-node writes`,
+  );
+  const signStarted = Date.now();
+  const ourFiles = presignCommitFiles(ctx, "hardhat-ours");
+  const signing = Promise.all([
+    presignPeerTransfers(ctx, "hardhat", keysFile, hardhatTxs, HARDHAT_CHAIN_ID),
+    ourFiles.signed,
+  ]);
+  // Awaited once the servers are up; a failure meanwhile (Ctrl-C kills the signers) must not
+  // surface as an unhandled rejection first.
+  signing.catch(() => undefined);
+
+  const { peer: hardhat, url: hardhatUrl } = await startPeer(HARDHAT_LABEL, "bench/hardhatServer.ts", [
+    keysFile,
+    String(HARDHAT_CHAIN_ID),
+    join(ctx.tmp, "hardhat"),
+  ]).catch(async (error: unknown) => {
+    await signing.catch(() => undefined);
+    throw error;
+  });
+  log(`${HARDHAT_LABEL} at ${hardhatUrl}, ${HARDHAT_KEYS} funded keys, automine`);
+  const node = await startCommitNode(ctx, "chain-node (vs hardhat)", join(ctx.tmp, "hardhat-ours"));
+  const [hardhatFile] = await signing;
+  log(`pre-signed in ${((Date.now() - signStarted) / 1000).toFixed(1)} s (servers started meanwhile)`);
+
+  let next = 0; // the next unsent transfer: every hardhat run goes on from there (nonce order)
+  let accepted = 0; // by hardhat, in every run, repeated ones included
+  const ours: CommitRun[] = [];
+  const theirs: (AllResult & Usage)[] = [];
+  for (let run = 1; run <= settings.runs; run++) {
+    ours.push(
+      await commitRun(ctx, node, ourFiles.files[run - 1] as string, `hardhat run ${run} (chain-node)`),
+    );
+    const what = `hardhat run ${run} (hardhat)`;
+    const peer = await ctx.policy.run<AllResult & Usage>(
+      what,
+      (r) => r.committedPerS,
+      async () => {
+        const spec = commitLoad(ctx, hardhatUrl, hardhatFile, next, perRun, "eth");
+        const result = await netLoad<AllResult>(spec, [hardhat.child.pid]);
+        next += result.sent;
+        accepted += result.admitted;
+        return result;
+      },
+      () => next + perRun <= hardhatTxs,
+    );
+    if (peer.timedOut) ctx.problems.push(`${what}: not everything accepted was seen mined`);
+    if (Object.keys(peer.rejected).length > 0) {
+      ctx.problems.push(`${what}: rejected ${JSON.stringify(peer.rejected)}`);
+    }
+    theirs.push(peer);
+    log(
+      `${what}: ${peer.admitted} tx mined in ${peer.spanS.toFixed(2)} s = ${Math.round(peer.committedPerS)} tx/s, ` +
+        `${peer.blocks.filter((b) => b.txs > 0).length} blocks; hardhat CPU ${round(peer.processPct[0])} %`,
+    );
+  }
+
+  // What hardhat really holds: every accepted transfer mined, each 1 wei to the sink.
+  const onChain = await minedTransfers(hardhatUrl, senders);
+  log(
+    `hardhat: ${next} transfers sent, ${accepted} accepted, ${onChain.mined} mined (senders' nonces; ` +
+      `sink balance ${onChain.sinkWei} wei), head block ${onChain.head}`,
+  );
+  if (onChain.mined !== accepted || onChain.sinkWei !== accepted) {
+    ctx.problems.push(
+      `hardhat mined ${onChain.mined} transfers (sink ${onChain.sinkWei} wei) but accepted ${accepted}`,
+    );
+  }
+
+  const ourSeries = series(ours.map((r) => r.committedPerS));
+  const hardhatSeries = series(theirs.map((r) => r.committedPerS));
+  return [
+    {
+      id: "hardhat-committed",
+      title:
+        `committed, first submission → last committed: dev node (${commitHow(ctx, DEV_LOAD_TXS)}, ` +
+        `block time ${node.blockTimeMs} ms) vs ${HARDHAT_LABEL} node, automine: a block per transaction ` +
+        `(${commitHow(ctx, perRun)})`,
+      unit: "tx/s",
+      nodeLabel: "chain-node dev",
+      baselineLabel: `tx/s (${HARDHAT_LABEL}, automine)`,
+      node: ourSeries,
+      baseline: hardhatSeries,
+      ratio: ourSeries.median / hardhatSeries.median,
+      details: {
+        hardhatVersion: PEER_VERSIONS.hardhat,
+        hardhatNode: process.version,
+        hardhatSenders: HARDHAT_KEYS,
+        hardhatPresigned: hardhatTxs,
+        hardhatSent: next,
+        hardhatAccepted: accepted,
+        hardhatMined: onChain.mined,
+        hardhatSinkWei: onChain.sinkWei,
+        hardhatHeadBlock: onChain.head,
+        txs: ours.map((r) => r.admitted),
+        spanS: ours.map((r) => r.spanS),
+        blocksWithTxs: ours.map((r) => r.blocks.filter((b) => b.txs > 0).length),
+        batchRequestP50Ms: ours.map((r) => round(r.requestP50Ms)),
+        batchRequestP99Ms: ours.map((r) => round(r.requestP99Ms)),
+        nodeMainThreadCpuPct: ours.map((r) => round(r.mainThreadPct)),
+        hardhatTxs: theirs.map((r) => r.admitted),
+        hardhatSpanS: theirs.map((r) => r.spanS),
+        hardhatSubmitS: theirs.map((r) => r.submitS),
+        hardhatBlocksWithTxs: theirs.map((r) => r.blocks.filter((b) => b.txs > 0).length),
+        hardhatHalvesPerS: theirs.map((r) => halvesPerS(r.blocks)?.map(round) ?? null),
+        hardhatBatchRequestP50Ms: theirs.map((r) => round(r.requestP50Ms)),
+        hardhatBatchRequestP99Ms: theirs.map((r) => round(r.requestP99Ms)),
+        hardhatRejected: theirs.map((r) => r.rejected),
+        ...cpuDetails(ours.map(asServer), theirs.map(asServer)),
+      },
+    },
+  ];
+}
