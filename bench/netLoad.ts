@@ -389,21 +389,27 @@ function startSenders(
   return { stats, count: senders.length, done: Promise.all(senders) };
 }
 
-async function throughput(spec: Extract<NetLoadSpec, { mode: "throughput" }>): Promise<ThroughputResult> {
-  const txs = readTxs(spec).slice(spec.firstTx);
-  const blocks: BlockSeen[] = [];
-  let committedSinceStart = 0;
+/** Polls `spec.pollUrl` for blocks from now on: each one seen, and the transactions in all of them. */
+function watchBlocks(spec: Common) {
+  const seen = { blocks: [] as BlockSeen[], committed: 0 };
   const poller = startPoller(
     dialectOf(spec),
     spec.pollUrl,
     spec.pollMs,
     false,
     (number, _hashes, count, seenAtMs) => {
-      blocks.push({ number, txs: count, seenAtMs });
-      committedSinceStart += count;
+      seen.blocks.push({ number, txs: count, seenAtMs });
+      seen.committed += count;
     },
   );
-  const senders = startSenders(spec, txs, () => committedSinceStart);
+  return { seen, poller };
+}
+
+async function throughput(spec: Extract<NetLoadSpec, { mode: "throughput" }>): Promise<ThroughputResult> {
+  const txs = readTxs(spec).slice(spec.firstTx);
+  const { seen, poller } = watchBlocks(spec);
+  const { blocks } = seen;
+  const senders = startSenders(spec, txs, () => seen.committed);
   const stats = senders.stats;
 
   await sleep(spec.warmupS * 1000);
@@ -416,7 +422,7 @@ async function throughput(spec: Extract<NetLoadSpec, { mode: "throughput" }>): P
   const phaseEndMs = performance.now();
   const loadCpuPct = cpuPctSince(cpuBefore, phaseEndMs - phaseStartMs);
   console.log("phase end");
-  const backlogAtEnd = stats.admittedTotal - committedSinceStart;
+  const backlogAtEnd = stats.admittedTotal - seen.committed;
   stats.stopped = true;
   await senders.done;
   await poller.stop();
@@ -470,28 +476,18 @@ async function throughput(spec: Extract<NetLoadSpec, { mode: "throughput" }>): P
 
 async function all(spec: Extract<NetLoadSpec, { mode: "all" }>): Promise<AllResult> {
   const txs = readTxs(spec).slice(spec.firstTx, spec.firstTx + spec.count);
-  const blocks: BlockSeen[] = [];
-  let committed = 0;
-  const poller = startPoller(
-    dialectOf(spec),
-    spec.pollUrl,
-    spec.pollMs,
-    false,
-    (number, _hashes, count, seenAtMs) => {
-      blocks.push({ number, txs: count, seenAtMs });
-      committed += count;
-    },
-  );
+  const { seen, poller } = watchBlocks(spec);
+  const { blocks } = seen;
   // The poller's first head read is the start: blocks before it are not counted.
   await sleep(spec.pollMs * 2);
   console.log("phase measured");
   const cpuBefore = process.cpuUsage();
   const startMs = performance.now();
-  const senders = startSenders(spec, txs, () => committed);
+  const senders = startSenders(spec, txs, () => seen.committed);
   senders.stats.inPhase = true;
   await senders.done;
   const deadline = startMs + spec.durationS * 1000;
-  while (committed < senders.stats.admittedTotal && performance.now() < deadline) await sleep(5);
+  while (seen.committed < senders.stats.admittedTotal && performance.now() < deadline) await sleep(5);
   const endMs = performance.now();
   const loadCpuPct = cpuPctSince(cpuBefore, endMs - startMs);
   console.log("phase end");
@@ -505,7 +501,7 @@ async function all(spec: Extract<NetLoadSpec, { mode: "all" }>): Promise<AllResu
     mode: "all",
     sent: stats.sent,
     admitted: stats.admittedTotal,
-    committed,
+    committed: seen.committed,
     rejected: stats.rejected,
     committedPerS: stats.admittedTotal / spanS,
     spanS,
@@ -514,7 +510,7 @@ async function all(spec: Extract<NetLoadSpec, { mode: "all" }>): Promise<AllResu
     backlogMax: stats.backlogMax,
     requestP50Ms: quantile(sortedRequests, 0.5),
     requestP99Ms: quantile(sortedRequests, 0.99),
-    timedOut: committed < stats.admittedTotal,
+    timedOut: seen.committed < stats.admittedTotal,
     loadCpuPct,
   };
 }
