@@ -10,9 +10,9 @@
  *    run: bench/devLoad.ts's committed-throughput run, the same code.
  *  - hardhat's `hardhat node` (bench/hardhatServer.ts, its own process under the same pinned Node)
  *    with the defaults a developer gets: automine, which executes and mines each transaction into a
- *    block of its own before returning its hash, and its request log (bench/hardhatServer.ts). Legacy EIP-155
- *    transfers of 1 wei (bench/ganachePresign.ts, @ethereumjs/tx, hardhat's chain id 31337) from
- *    1,000 keys funded in its config: transfer i from key i % 1000 with nonce i / 1000, so
+ *    block of its own before returning its hash, and its request log. Legacy EIP-155 transfers of
+ *    1 wei (bench/ganachePresign.ts, @ethereumjs/tx, hardhat's chain id 31337) from 1,000 keys
+ *    funded in its config: transfer i from key i % 1000 with nonce i / 1000, so
  *    consecutive transactions come from different senders and each sender's nonces arrive in order
  *    (automine refuses a nonce ahead of the sender's; it has no queue). Sent as JSON-RPC batch arrays
  *    of 100 `eth_sendRawTransaction`. Every run goes on where the last stopped (the nonces); one
