@@ -30,6 +30,12 @@ import { quantile } from "./report.ts";
 interface Common {
   /** Whose JSON-RPC the nodes speak: chain-node's (the default) or an Ethereum node's. */
   rpc?: "chain" | "eth";
+  /**
+   * Every block holds exactly this many transactions (hardhat's automine: one): the throughput
+   * and all modes then poll only the head, not each new block's count, which on such a node
+   * would be a request per transaction. The caller checks the chain afterwards.
+   */
+  txsPerBlock?: number;
   urls: string[];
   /** The node whose head is polled (commit times are when its head showed the block). */
   pollUrl: string;
@@ -262,15 +268,18 @@ const DIALECTS: Record<"chain" | "eth", Dialect> = {
 
 const dialectOf = (spec: Common) => DIALECTS[spec.rpc ?? "chain"];
 
+/** What the poller reads of each new block: its hashes, its count, or nothing (a known count). */
+type BlockRead = "hashes" | "counts" | { txsPerBlock: number };
+
 /**
  * Polls `url`'s head every `pollMs`; for each new block calls `onBlock` with its transaction
- * hashes (`withHashes`) or only their count, and the time the poll that found it was answered.
+ * hashes or only their count (`read`), and the time the poll that found it was answered.
  */
 function startPoller(
   dialect: Dialect,
   url: string,
   pollMs: number,
-  withHashes: boolean,
+  read: BlockRead,
   onBlock: (number: number, hashes: string[] | undefined, txs: number, seenAtMs: number) => void,
 ): { stop: () => Promise<void>; errors: () => number } {
   let running = true;
@@ -282,16 +291,22 @@ function startPoller(
       try {
         const head = await dialect.head(url);
         const seenAt = performance.now();
-        for (let from = last + 1; from <= head; from += 100) {
-          const numbers = Array.from({ length: Math.min(100, head - from + 1) }, (_, i) => from + i);
-          if (withHashes) {
-            const blocks = await dialect.txHashes(url, numbers);
-            for (const [i, hashes] of blocks.entries()) {
-              onBlock(numbers[i] as number, hashes, hashes.length, seenAt);
+        if (typeof read === "object") {
+          for (let number = last + 1; number <= head; number++) {
+            onBlock(number, undefined, read.txsPerBlock, seenAt);
+          }
+        } else {
+          for (let from = last + 1; from <= head; from += 100) {
+            const numbers = Array.from({ length: Math.min(100, head - from + 1) }, (_, i) => from + i);
+            if (read === "hashes") {
+              const blocks = await dialect.txHashes(url, numbers);
+              for (const [i, hashes] of blocks.entries()) {
+                onBlock(numbers[i] as number, hashes, hashes.length, seenAt);
+              }
+            } else {
+              const counts = await dialect.txCounts(url, numbers);
+              for (const [i, c] of counts.entries()) onBlock(numbers[i] as number, undefined, c, seenAt);
             }
-          } else {
-            const counts = await dialect.txCounts(url, numbers);
-            for (const [i, c] of counts.entries()) onBlock(numbers[i] as number, undefined, c, seenAt);
           }
         }
         last = Math.max(last, head);
@@ -396,7 +411,7 @@ function watchBlocks(spec: Common) {
     dialectOf(spec),
     spec.pollUrl,
     spec.pollMs,
-    false,
+    spec.txsPerBlock === undefined ? "counts" : { txsPerBlock: spec.txsPerBlock },
     (number, _hashes, count, seenAtMs) => {
       seen.blocks.push({ number, txs: count, seenAtMs });
       seen.committed += count;
@@ -524,7 +539,7 @@ async function latency(spec: Extract<NetLoadSpec, { mode: "latency" }>): Promise
     dialect,
     spec.pollUrl,
     spec.pollMs,
-    true,
+    "hashes",
     (_number, hashes, _count, seenAtMs) => {
       blockCount++;
       for (const hash of hashes ?? []) if (!seen.has(hash)) seen.set(hash, seenAtMs);
