@@ -52,6 +52,16 @@ const HARDHAT_CHAIN_ID = 31337;
 const HARDHAT_KEYS = 1000;
 const HARDHAT_LABEL = `hardhat ${PEER_VERSIONS.hardhat}`;
 
+/** Per run: transactions, span to the last commit, submission time, blocks, batch call times. */
+const runDetails = (runs: AllResult[]) => ({
+  txs: runs.map((r) => r.admitted),
+  spanS: runs.map((r) => r.spanS),
+  submitS: runs.map((r) => r.submitS),
+  blocksWithTxs: runs.map((r) => r.blocks.filter((b) => b.txs > 0).length),
+  batchRequestP50Ms: runs.map((r) => round(r.requestP50Ms)),
+  batchRequestP99Ms: runs.map((r) => round(r.requestP99Ms)),
+});
+
 /** A run's figures for cpuDetails: the server is the one process the load sampled. */
 const asServer = (r: AllResult & Usage) => ({ ...r, serverCpuPct: r.processPct[0] });
 
@@ -154,29 +164,21 @@ export async function hardhatScenarios(ctx: BenchContext): Promise<ScenarioResul
       baseline: hardhatSeries,
       ratio: ourSeries.median / hardhatSeries.median,
       details: {
-        hardhatVersion: PEER_VERSIONS.hardhat,
-        hardhatNode: process.version,
-        hardhatSenders: HARDHAT_KEYS,
-        hardhatPresigned: hardhatTxs,
-        hardhatSent: next,
-        hardhatAccepted: accepted,
-        hardhatMined: onChain.mined,
-        hardhatSinkWei: onChain.sinkWei,
-        hardhatHeadBlock: onChain.head,
-        txs: ours.map((r) => r.admitted),
-        spanS: ours.map((r) => r.spanS),
-        submitS: ours.map((r) => r.submitS),
-        blocksWithTxs: ours.map((r) => r.blocks.filter((b) => b.txs > 0).length),
-        batchRequestP50Ms: ours.map((r) => round(r.requestP50Ms)),
-        batchRequestP99Ms: ours.map((r) => round(r.requestP99Ms)),
+        ...runDetails(ours),
         nodeMainThreadCpuPct: ours.map((r) => round(r.mainThreadPct)),
-        hardhatTxs: theirs.map((r) => r.admitted),
-        hardhatSpanS: theirs.map((r) => r.spanS),
-        hardhatSubmitS: theirs.map((r) => r.submitS),
-        hardhatBlocksWithTxs: theirs.map((r) => r.blocks.filter((b) => b.txs > 0).length),
-        hardhatBatchRequestP50Ms: theirs.map((r) => round(r.requestP50Ms)),
-        hardhatBatchRequestP99Ms: theirs.map((r) => round(r.requestP99Ms)),
-        hardhatRejected: theirs.map((r) => r.rejected),
+        hardhat: {
+          version: PEER_VERSIONS.hardhat,
+          node: process.version,
+          senders: HARDHAT_KEYS,
+          presigned: hardhatTxs,
+          sent: next,
+          accepted,
+          mined: onChain.mined,
+          sinkWei: onChain.sinkWei,
+          headBlock: onChain.head,
+          ...runDetails(theirs),
+          rejected: theirs.map((r) => r.rejected),
+        },
         ...cpuDetails(ours.map(asServer), theirs.map(asServer)),
       },
     },
