@@ -20,8 +20,9 @@
  *    more run's worth is signed so that one disturbed run can be repeated. Afterwards the senders'
  *    nonces, the sink's balance and the head must account for every transfer hardhat accepted.
  *    Since automine makes one block per transaction, the 20 ms poll reads only `eth_blockNumber`
- *    (netLoad's txsPerBlock: 1, checked by that head): asking each block's count would add a
- *    request per transaction to the node measured, and hardhat answers one request at a time.
+ *    (netLoad's txsPerBlock: 1, checked by that head), as the issue's row asks: asking each
+ *    block's count would add a count query per transaction (in batches of 100) to the node
+ *    measured, which answers one request at a time.
  *
  * Hardhat takes BENCH_HARDHAT_TXS per run (10,000), not 30,000: it mines about 700 a second here, so
  * 30,000 would take about 45 s a run, and signing the 120,000 transfers (about 0.85 ms each with

@@ -33,7 +33,7 @@ interface Common {
   /**
    * Every block holds exactly this many transactions (hardhat's automine: one): the throughput
    * and all modes then poll only the head, not each new block's count, which on such a node
-   * would be a request per transaction. The caller checks the chain afterwards.
+   * would be a count query per transaction. The caller checks the chain afterwards.
    */
   txsPerBlock?: number;
   urls: string[];
