@@ -28,7 +28,8 @@ export interface Settings {
     | "join"
     | "history"
     | "wan"
-    | "devload";
+    | "devload"
+    | "hardhat";
   /** Funded accounts in the state-reads node's genesis (issue 5: 1,000,000). */
   stateAccounts: number;
   /** Pre-signed ganache transfers for all ganache send runs together (bench/ganache.ts). */
@@ -95,6 +96,8 @@ export interface Settings {
   devLoadBlockTimeMs: number;
   /** `chain_sendSignedTransactionBatch` calls the devload submitter keeps open (4). */
   devLoadInFlight: number;
+  /** Transfers per hardhat run beside the dev node's committed runs (bench/hardhat.ts; 10,000). */
+  hardhatTxs: number;
 }
 
 export interface BenchContext {

@@ -9,6 +9,7 @@
  *     the head every 20 ms. Committed/s = the
  *     transactions / (first request sent → the poll that saw the block holding the last of them),
  *     against secp256k1 recover on one core (bench/recoverRate.ts; admission's runs when it ran).
+ *     bench/hardhat.ts runs the same measurement (commitRun) beside hardhat's.
  *  2. `chain_getBalance` of random dev accounts (autocannon in its own process, bench/loadWorker.ts)
  *     on that node idle, and while the same submission load (mode "throughput", its own process)
  *     keeps it committing at full rate; loaded and idle runs alternate. p99 and req/s loaded / idle.
@@ -31,9 +32,9 @@ import { mainThreadCpuSeconds, post, runJson, startDevNode } from "./procs.ts";
 import { round, type ScenarioResult, series } from "./report.ts";
 
 /** Transactions per committed-throughput run (issue 20: 30,000). */
-const DEV_LOAD_TXS = 30_000;
+export const DEV_LOAD_TXS = 30_000;
 /** Transactions per call (calls open at any time: settings.devLoadInFlight). */
-const BATCH = 100;
+const DEV_LOAD_BATCH = 100;
 /** Admitted transactions not yet in a block above which the senders wait (two full dev blocks). */
 const MAX_BACKLOG = 10_000;
 /** The submission load of a loaded read run: ramp-up before the reads start, and its margin after. */
@@ -78,75 +79,138 @@ function presign(count: number, file: string): Promise<unknown> {
   return runJson(`presign ${file}`, ["bench/presign.ts", String(count), file, String(chainId), "objects"]);
 }
 
-export async function devLoadScenarios(ctx: BenchContext): Promise<ScenarioResult[]> {
-  const { settings, log } = ctx;
-  const blockTimeMs = settings.devLoadBlockTimeMs || devGenesis(devAccounts(), 0).consensus.block_time_ms;
-  const home = join(ctx.tmp, "devload");
-  mkdirSync(home, { recursive: true });
-  writeFileSync(join(home, "config.toml"), `[pool]\nmax_txs = ${4 * MAX_BACKLOG}\n`);
-
-  const commitFiles = Array.from({ length: settings.runs }, (_, i) => join(ctx.tmp, `devload-${i + 1}.json`));
-  const loadedFile = join(ctx.tmp, "devload-loaded.json");
-  const loadedTxs = settings.runs * LOADED_TXS_PER_RUN;
-  log(`pre-signing ${settings.runs} × ${DEV_LOAD_TXS} + ${loadedTxs} transactions from fresh keys`);
-  // Two signers at a time (the machine's cores), before the node starts.
-  const signing = commitFiles
+/**
+ * The files of the committed-throughput runs, DEV_LOAD_TXS pre-signed writes each, named after `tag`;
+ * `signed` resolves once all are written, signed one after another (one core of the two).
+ */
+export function presignCommitFiles(
+  ctx: BenchContext,
+  tag: string,
+): { files: string[]; signed: Promise<void> } {
+  const files = Array.from({ length: ctx.settings.runs }, (_, i) => join(ctx.tmp, `${tag}-${i + 1}.json`));
+  const signed = files
     .reduce<Promise<unknown>>(
       (chain, file) => chain.then(() => presign(DEV_LOAD_TXS, file)),
       Promise.resolve(),
     )
     .then(() => undefined);
-  const signingLoaded = presign(loadedTxs, loadedFile);
-  await Promise.all([signing, signingLoaded]);
-  const node = await startDevNode("chain-node (dev load)", home, blockTimeMs);
-  log(`dev node at ${node.url}, block time ${blockTimeMs} ms`);
+  return { files, signed };
+}
+
+/** A fresh dev node for committed-throughput runs, at the devload block time. */
+export interface CommitNode {
+  url: string;
+  pid: number | undefined;
+  blockTimeMs: number;
+}
+
+/** Starts a `chain-node dev` node in a new `home` whose pool takes the senders' whole backlog. */
+export async function startCommitNode(ctx: BenchContext, name: string, home: string): Promise<CommitNode> {
+  const blockTimeMs = ctx.settings.devLoadBlockTimeMs || devGenesis(devAccounts(), 0).consensus.block_time_ms;
+  mkdirSync(home, { recursive: true });
+  writeFileSync(join(home, "config.toml"), `[pool]\nmax_txs = ${4 * MAX_BACKLOG}\n`);
+  const node = await startDevNode(name, home, blockTimeMs);
+  ctx.log(`dev node at ${node.url}, block time ${blockTimeMs} ms`);
+  return { ...node, blockTimeMs };
+}
+
+/**
+ * The committed-throughput load (bench/netLoad.ts, mode "all"): `count` transactions of `txsFile`
+ * from `firstTx`, in calls of DEV_LOAD_BATCH with settings.devLoadInFlight open, the head polled
+ * every 20 ms. `rpc: "eth"` for an Ethereum peer (bench/hardhat.ts), whose file holds request bodies.
+ */
+export function commitLoad(
+  ctx: BenchContext,
+  url: string,
+  txsFile: string,
+  firstTx: number,
+  count: number,
+  rpc: "chain" | "eth" = "chain",
+): NetLoadSpec {
+  return {
+    mode: "all",
+    rpc,
+    urls: [url],
+    pollUrl: url,
+    pollMs: 20,
+    txsFile,
+    firstTx,
+    count,
+    durationS: 180,
+    batch: DEV_LOAD_BATCH,
+    inFlightPerNode: ctx.settings.devLoadInFlight,
+    maxBacklog: MAX_BACKLOG,
+  };
+}
+
+/** How the committed-throughput runs load a node, for a row's title. */
+export function commitHow(ctx: BenchContext, txs: number): string {
+  return `${txs.toLocaleString("en-US")} tx in batches of ${DEV_LOAD_BATCH}, ${ctx.settings.devLoadInFlight} in flight`;
+}
+
+export type CommitRun = AllResult & Usage & { mainThreadPct: number | undefined };
+
+/**
+ * One committed-throughput run on `node`: DEV_LOAD_TXS of `file` once its pool is empty, repeated
+ * with newly signed transactions when other processes disturbed it. Its problems go to ctx.problems.
+ */
+export async function commitRun(
+  ctx: BenchContext,
+  node: CommitNode,
+  file: string,
+  what: string,
+): Promise<CommitRun> {
+  const result = await ctx.policy.run<CommitRun>(
+    what,
+    (r) => r.committedPerS,
+    async (previous) => {
+      let txsFile = file;
+      if (previous !== undefined) {
+        // A repeat sends transactions no run sent before.
+        txsFile = file.replace(/\.json$/, "-again.json");
+        await presign(DEV_LOAD_TXS, txsFile);
+      }
+      await poolEmpty(node.url, 120_000);
+      let mark: ThreadMark | undefined;
+      const result = await netLoad<AllResult>(
+        commitLoad(ctx, node.url, txsFile, 0, DEV_LOAD_TXS),
+        [node.pid],
+        () => {
+          mark = markThread(node.pid);
+        },
+      );
+      return { ...result, mainThreadPct: threadPctSince(node.pid, mark) };
+    },
+  );
+  if (result.timedOut) ctx.problems.push(`${what}: not everything admitted was committed`);
+  if (Object.keys(result.rejected).length > 0) {
+    ctx.problems.push(`${what}: rejected ${JSON.stringify(result.rejected)}`);
+  }
+  ctx.log(
+    `${what}: ${result.admitted} tx committed in ${result.spanS.toFixed(2)} s = ` +
+      `${Math.round(result.committedPerS)} tx/s, ${result.blocks.filter((b) => b.txs > 0).length} blocks; ` +
+      `node CPU ${round(result.processPct[0])} % (main thread ${round(result.mainThreadPct)} %)`,
+  );
+  return result;
+}
+
+export async function devLoadScenarios(ctx: BenchContext): Promise<ScenarioResult[]> {
+  const { settings, log } = ctx;
+  const loadedFile = join(ctx.tmp, "devload-loaded.json");
+  const loadedTxs = settings.runs * LOADED_TXS_PER_RUN;
+  log(`pre-signing ${settings.runs} × ${DEV_LOAD_TXS} + ${loadedTxs} transactions from fresh keys`);
+  // Two signers at a time (the machine's cores), before the node starts.
+  const commitFiles = presignCommitFiles(ctx, "devload");
+  await Promise.all([commitFiles.signed, presign(loadedTxs, loadedFile)]);
+  const node = await startCommitNode(ctx, "chain-node (dev load)", join(ctx.tmp, "devload"));
+  const { blockTimeMs } = node;
   // The baseline as the network scenarios take it: admission's runs, else measured now (the node idle).
   const recovered = await recoverBaseline(ctx);
 
   // 1. Committed throughput.
-  const commits: (AllResult & Usage & { mainThreadPct: number | undefined })[] = [];
+  const commits: CommitRun[] = [];
   for (let run = 1; run <= settings.runs; run++) {
-    const result = await ctx.policy.run<AllResult & Usage & { mainThreadPct: number | undefined }>(
-      `dev commit run ${run}`,
-      (r) => r.committedPerS,
-      async (previous) => {
-        let file = commitFiles[run - 1] as string;
-        if (previous !== undefined) {
-          // A repeat sends transactions no run sent before.
-          file = join(ctx.tmp, `devload-${run}-again.json`);
-          await presign(DEV_LOAD_TXS, file);
-        }
-        await poolEmpty(node.url, 120_000);
-        const spec: NetLoadSpec = {
-          mode: "all",
-          urls: [node.url],
-          pollUrl: node.url,
-          pollMs: 20,
-          txsFile: file,
-          firstTx: 0,
-          count: DEV_LOAD_TXS,
-          durationS: 180,
-          batch: BATCH,
-          inFlightPerNode: settings.devLoadInFlight,
-          maxBacklog: MAX_BACKLOG,
-        };
-        let mark: ThreadMark | undefined;
-        const result = await netLoad<AllResult>(spec, [node.pid], () => {
-          mark = markThread(node.pid);
-        });
-        return { ...result, mainThreadPct: threadPctSince(node.pid, mark) };
-      },
-    );
-    if (result.timedOut) ctx.problems.push(`dev commit run ${run}: not everything admitted was committed`);
-    if (Object.keys(result.rejected).length > 0) {
-      ctx.problems.push(`dev commit run ${run}: rejected ${JSON.stringify(result.rejected)}`);
-    }
-    commits.push(result);
-    log(
-      `dev commit run ${run}: ${result.admitted} tx committed in ${result.spanS.toFixed(2)} s = ` +
-        `${Math.round(result.committedPerS)} tx/s, ${result.blocks.filter((b) => b.txs > 0).length} blocks; ` +
-        `node CPU ${round(result.processPct[0])} % (main thread ${round(result.mainThreadPct)} %)`,
-    );
+    commits.push(await commitRun(ctx, node, commitFiles.files[run - 1] as string, `dev commit run ${run}`));
   }
 
   // 2. Balance reads idle and while committing.
@@ -221,7 +285,7 @@ export async function devLoadScenarios(ctx: BenchContext): Promise<ScenarioResul
         warmupS: LOADED_RAMP_S,
         durationS: settings.warmupS + settings.durationS + LOADED_MARGIN_S,
         windows: 1,
-        batch: BATCH,
+        batch: DEV_LOAD_BATCH,
         inFlightPerNode: settings.devLoadInFlight,
         maxBacklog: MAX_BACKLOG,
       },
@@ -280,7 +344,7 @@ export async function devLoadScenarios(ctx: BenchContext): Promise<ScenarioResul
     nodeMainThreadCpuPctLoaded: loadedThread.map(round),
     ...cpuDetails(loaded, idle),
   };
-  const how = `${DEV_LOAD_TXS.toLocaleString("en-US")} tx in batches of ${BATCH}, ${settings.devLoadInFlight} in flight, block time ${blockTimeMs} ms`;
+  const how = `${commitHow(ctx, DEV_LOAD_TXS)}, block time ${blockTimeMs} ms`;
   return [
     {
       id: "devload-committed-vs-recover",

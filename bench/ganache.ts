@@ -14,25 +14,21 @@
  *     balance), to show the accepted ones were real.
  *
  * ganache is installed on demand into bench/.peers (bench/peers.ts); when that fails the scenario is
- * skipped (PeerSkipped) and the rest of the bench goes on. ganache runs in its own process under the
- * same pinned Node as everything else (bench/ganacheServer.ts) with its default eager instamine: it
- * executes and mines each transaction before answering, where our node only admits to its pool.
+ * skipped (PeerSkipped, bench/ethPeer.ts) and the rest of the bench goes on. ganache runs in its own
+ * process under the same pinned Node as everything else (bench/ganacheServer.ts) with its default
+ * eager instamine: it executes and mines each transaction before answering, where our node only
+ * admits to its pool.
  */
-import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isValidPrivateKey, privateKeyToAddress } from "../src/crypto/index.ts";
 import { type BenchContext, cpuDetails } from "./context.ts";
-import { SINK } from "./ganachePresign.ts";
+import { minedTransfers, needPeers, presignPeerTransfers, startPeer, writeSenderKeys } from "./ethPeer.ts";
 import type { LoadSpec } from "./loadWorker.ts";
 import { loadRun, type Measured, responseProblem } from "./measure.ts";
-import { PEER_VERSIONS, ensurePeers } from "./peers.ts";
+import { PEER_VERSIONS } from "./peers.ts";
 import { presignUserWrites } from "./presign.ts";
-import { type Child, freePort, post, runJson, spawnTs, startDevNode } from "./procs.ts";
+import { post, runJson, startDevNode } from "./procs.ts";
 import { type ScenarioResult, series } from "./report.ts";
-
-/** The peer could not be installed or started: the bench reports it and goes on. */
-export class PeerSkipped extends Error {}
 
 const DEV_CHAIN_ID = 100;
 const GANACHE_CHAIN_ID = 1337;
@@ -42,55 +38,6 @@ const GANACHE_LABEL = `ganache ${PEER_VERSIONS.ganache}`;
 
 const OUR_READ = '{"jsonrpc":"2.0","id":1,"method":"chain_getRecentBlockNumber"}';
 const GANACHE_READ = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
-
-function freshKeys(count: number): Uint8Array[] {
-  const keys: Uint8Array[] = [];
-  while (keys.length < count) {
-    const key = new Uint8Array(randomBytes(32));
-    if (isValidPrivateKey(key)) keys.push(key);
-  }
-  return keys;
-}
-
-/** Waits until the child prints `line` on stdout (or dies, or time runs out). */
-async function waitForLine(c: Child, line: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!c.stdout().split("\n").includes(line)) {
-    if (c.child.exitCode !== null || c.child.signalCode !== null) {
-      throw new Error(`${c.name} exited before serving:\n${c.stderr()}\n${c.stdout()}`);
-    }
-    if (Date.now() > deadline) throw new Error(`${c.name} did not print "${line}" within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T> {
-  const reply = await post(url, JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }));
-  const json = JSON.parse(reply.text) as { result?: T };
-  if (reply.status !== 200 || json.result === undefined) {
-    throw new Error(`${method} answered ${reply.status}: ${reply.text.slice(0, 300)}`);
-  }
-  return json.result;
-}
-
-/** Transactions ganache has mined from `senders` (the sum of their nonces), its head and the sink's balance. */
-async function ganacheMined(url: string, senders: string[]) {
-  const batch = senders.map((address, i) => ({
-    jsonrpc: "2.0",
-    id: i + 1,
-    method: "eth_getTransactionCount",
-    params: [address, "latest"],
-  }));
-  const reply = await post(url, JSON.stringify(batch));
-  const answers = JSON.parse(reply.text) as { result?: string }[];
-  if (!Array.isArray(answers) || answers.length !== senders.length || answers.some((a) => !a.result)) {
-    throw new Error(`eth_getTransactionCount batch answered ${reply.status}: ${reply.text.slice(0, 300)}`);
-  }
-  const mined = answers.reduce((sum, a) => sum + Number(a.result), 0);
-  const head = Number(await rpc<string>(url, "eth_blockNumber", []));
-  const sinkWei = Number(await rpc<string>(url, "eth_getBalance", [SINK, "latest"]));
-  return { mined, head, sinkWei };
-}
 
 /** The answer to `request`, checked to be a proper result; autocannon then expects exactly it. */
 async function answerOf(url: string, request: string, what: string): Promise<string> {
@@ -104,17 +51,12 @@ async function answerOf(url: string, request: string, what: string): Promise<str
 
 export async function ganacheScenarios(ctx: BenchContext): Promise<ScenarioResult[]> {
   const { settings, log } = ctx;
-  const installFailure = await ensurePeers(log);
-  if (installFailure !== undefined) throw new PeerSkipped(installFailure);
+  await needPeers(log);
 
   // Keys, then the pre-signing (separate processes) while both servers start.
-  const keys = freshKeys(GANACHE_KEYS);
-  const senders = keys.map((key) => privateKeyToAddress(key));
   const keysFile = join(ctx.tmp, "ganache-keys.json");
-  writeFileSync(keysFile, JSON.stringify(keys.map((key) => Buffer.from(key).toString("hex"))));
+  const senders = writeSenderKeys(GANACHE_KEYS, keysFile);
   const ganacheTxs = settings.ganacheTxs;
-  const halves = [0, Math.ceil(ganacheTxs / 2), ganacheTxs];
-  const ganacheParts = [1, 2].map((part) => join(ctx.tmp, `ganache-txs-${part}.json`));
   const ourFiles = Array.from({ length: settings.runs }, (_, i) =>
     join(ctx.tmp, `ganache-ours-${i + 1}.json`),
   );
@@ -124,16 +66,7 @@ export async function ganacheScenarios(ctx: BenchContext): Promise<ScenarioResul
   );
   const signStarted = Date.now();
   const signing = Promise.all([
-    ...ganacheParts.map((file, i) =>
-      runJson(`ganache presign ${i + 1}`, [
-        "bench/ganachePresign.ts",
-        keysFile,
-        String(halves[i]),
-        String(halves[i + 1]),
-        String(GANACHE_CHAIN_ID),
-        file,
-      ]),
-    ),
+    presignPeerTransfers(ctx, "ganache", keysFile, ganacheTxs, GANACHE_CHAIN_ID),
     ...ourFiles.map((file) =>
       runJson(`presign ${file}`, ["bench/presign.ts", String(settings.admissionTxsPerRun), file, "100"]),
     ),
@@ -143,20 +76,13 @@ export async function ganacheScenarios(ctx: BenchContext): Promise<ScenarioResul
   // surface as an unhandled rejection first.
   signing.catch(() => undefined);
 
-  const ganachePort = await freePort();
-  const ganache = spawnTs(GANACHE_LABEL, [
-    "bench/ganacheServer.ts",
-    String(ganachePort),
+  const { peer: ganache, url: ganacheUrl } = await startPeer(GANACHE_LABEL, "bench/ganacheServer.ts", [
     keysFile,
     String(GANACHE_CHAIN_ID),
-  ]);
-  const ganacheUrl = `http://127.0.0.1:${ganachePort}`;
-  try {
-    await waitForLine(ganache, `listening ${ganachePort}`, 120_000);
-  } catch (error) {
+  ]).catch(async (error: unknown) => {
     await signing.catch(() => undefined);
-    throw new PeerSkipped(`ganache did not start: ${(error as Error).message.slice(0, 500)}`);
-  }
+    throw error;
+  });
   // Without a uWebSockets.js binary for this Node ABI, ganache serves HTTP with its node:http fallback.
   const ganacheHttp = ganache.stderr().includes("Falling back to a NodeJS implementation")
     ? `node:http fallback (uWebSockets.js has no binary for Node ABI ${process.versions.modules})`
@@ -171,13 +97,8 @@ export async function ganacheScenarios(ctx: BenchContext): Promise<ScenarioResul
   );
   const node = await startDevNode("chain-node (vs ganache)", home, settings.admissionNodeBlockTimeMs);
   log(`dev node at ${node.url} (block time ${settings.admissionNodeBlockTimeMs} ms)`);
-  await signing;
+  const [ganacheFile] = await signing;
   log(`pre-signed in ${((Date.now() - signStarted) / 1000).toFixed(1)} s (servers started meanwhile)`);
-  const ganacheFile = join(ctx.tmp, "ganache-txs.json");
-  writeFileSync(
-    ganacheFile,
-    JSON.stringify(ganacheParts.flatMap((file) => JSON.parse(readFileSync(file, "utf8")) as string[])),
-  );
 
   const measure = async (
     what: string,
@@ -292,10 +213,10 @@ export async function ganacheScenarios(ctx: BenchContext): Promise<ScenarioResul
   }
 
   // What ganache really holds: wait until requests cut off at the end of the last run are done.
-  let onChain = await ganacheMined(ganacheUrl, senders);
+  let onChain = await minedTransfers(ganacheUrl, senders);
   for (let i = 0; i < 20 && onChain.mined < ganacheNext; i++) {
     await new Promise((resolve) => setTimeout(resolve, 250));
-    onChain = await ganacheMined(ganacheUrl, senders);
+    onChain = await minedTransfers(ganacheUrl, senders);
   }
   const acceptedMeasured = ganacheSends.reduce((sum, r) => sum + (r.admitted ?? 0), 0);
   log(

@@ -108,7 +108,8 @@ export const REPEATS_PER_RUN = 2;
 /**
  * Repeats runs that other processes disturbed (more than OTHER_CPU_LIMIT_PCT of a core beside the
  * measured ones), up to REPEATS_PER_RUN times per run and `budget` times in the whole bench; every
- * discarded run is kept for the report. When a budget is spent the disturbed run stands, and
+ * discarded run is kept for the report. When a budget is spent, or `canRepeat` says the run has
+ * nothing left to repeat with (no unsent pre-signed transactions), the disturbed run stands, and
  * `disturbed` lists it.
  */
 export class DisturbancePolicy {
@@ -126,6 +127,7 @@ export class DisturbancePolicy {
     what: string,
     figure: (result: T) => number,
     attempt: (previous: T | undefined) => Promise<T>,
+    canRepeat: () => boolean = () => true,
   ): Promise<T> {
     let previous: T | undefined;
     for (let repeats = 0; ; repeats++) {
@@ -133,7 +135,7 @@ export class DisturbancePolicy {
       const other = result.otherCpuPct ?? 0;
       if (other <= OTHER_CPU_LIMIT_PCT) return result;
       const entry = { what, otherCpuPct: Math.round(other), figure: Math.round(figure(result)) };
-      if (this.left === 0 || repeats === REPEATS_PER_RUN) {
+      if (this.left === 0 || repeats === REPEATS_PER_RUN || !canRepeat()) {
         this.disturbed.push(entry);
         return result;
       }

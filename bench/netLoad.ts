@@ -16,13 +16,26 @@
  *  - all:        every transaction of the file (from `firstTx`, `count` of them) sent as in
  *                throughput, then waits until the blocks seen hold as many as were admitted.
  *                Committed per second = admitted / (first request sent → the last block seen).
+ *
+ * `rpc: "eth"` speaks an Ethereum node's JSON-RPC instead (a peer such as hardhat, bench/hardhat.ts):
+ * the file holds `eth_sendRawTransaction` request bodies (bench/ganachePresign.ts), a batch is a
+ * JSON-RPC batch array of them, and the head and its blocks are read with `eth_blockNumber` and
+ * `eth_getBlockTransactionCountByNumber` / `eth_getBlockByNumber`. Everything else, the timing
+ * included, is the same code for both.
  */
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import type { SignedTransfer } from "./netPresign.ts";
 import { quantile } from "./report.ts";
 
 interface Common {
+  /** Whose JSON-RPC the nodes speak: chain-node's (the default) or an Ethereum node's. */
+  rpc?: "chain" | "eth";
+  /**
+   * Every block holds exactly this many transactions (hardhat's automine: one): the throughput
+   * and all modes then poll only the head, not each new block's count, which on such a node
+   * would be a count query per transaction. The caller checks the chain afterwards.
+   */
+  txsPerBlock?: number;
   urls: string[];
   /** The node whose head is polled (commit times are when its head showed the block). */
   pollUrl: string;
@@ -167,43 +180,133 @@ async function callMany<T>(url: string, method: string, params: unknown[]): Prom
   });
 }
 
+/** What a batch of transactions came to: the hashes of those admitted, and the others by reason. */
+interface Sent {
+  hashes: string[];
+  rejected: Record<string, number>;
+}
+
+/** What differs between chain-node's JSON-RPC and an Ethereum node's; all numbers are block numbers. */
+interface Dialect {
+  head(url: string): Promise<number>;
+  txCounts(url: string, numbers: number[]): Promise<number[]>;
+  txHashes(url: string, numbers: number[]): Promise<string[][]>;
+  /** One request sending `txs` (entries of the pre-signed file). */
+  sendBody(txs: unknown[], id: number): string;
+  /** The reply to `sendBody`'s request, for `count` transactions. */
+  sent(reply: Reply | Reply[], count: number): Sent;
+}
+
+const hex = (n: number) => `0x${n.toString(16)}`;
+/** A rejection's reason: the node's `data.reason`, else its message without the figures in it. */
+const reasonOf = (error: Reply["error"]) =>
+  error?.data?.reason ?? error?.message.replace(/\d+/g, "N").slice(0, 100) ?? "no_reply";
+
+const DIALECTS: Record<"chain" | "eth", Dialect> = {
+  chain: {
+    head: (url) => call<number>(url, "chain_getRecentBlockNumber"),
+    txCounts: (url, numbers) =>
+      callMany<number>(
+        url,
+        "chain_getBlockTransactionCountByNumber",
+        numbers.map((number) => ({ number })),
+      ),
+    txHashes: async (url, numbers) =>
+      (
+        await callMany<{ transactions: string[] }>(
+          url,
+          "chain_getBlockByNumber",
+          numbers.map((number) => ({ number, getFullTransactions: false })),
+        )
+      ).map((b) => b.transactions),
+    sendBody: (txs, id) =>
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id,
+        method: "chain_sendSignedTransactionBatch",
+        params: { tx_list: txs },
+      }),
+    sent: (reply, count) => {
+      const single = reply as Reply;
+      if (Array.isArray(single.result)) return { hashes: single.result as string[], rejected: {} };
+      const reason = single.error?.data?.reason ?? `rpc_${single.error?.code ?? "unknown"}`;
+      return { hashes: [], rejected: { [reason]: count } };
+    },
+  },
+  eth: {
+    head: async (url) => Number(await call<string>(url, "eth_blockNumber", [])),
+    txCounts: async (url, numbers) =>
+      (
+        await callMany<string>(
+          url,
+          "eth_getBlockTransactionCountByNumber",
+          numbers.map((n) => [hex(n)]),
+        )
+      ).map(Number),
+    txHashes: async (url, numbers) =>
+      (
+        await callMany<{ transactions: string[] }>(
+          url,
+          "eth_getBlockByNumber",
+          numbers.map((n) => [hex(n), false]),
+        )
+      ).map((b) => b.transactions),
+    // The file's entries are whole request bodies: a batch is their JSON array.
+    sendBody: (txs) => `[${txs.join(",")}]`,
+    sent: (reply, count) => {
+      const replies = Array.isArray(reply) ? reply : [reply];
+      const out: Sent = { hashes: [], rejected: {} };
+      for (const r of replies) {
+        if (typeof r.result === "string") out.hashes.push(r.result);
+        else addRejected(out.rejected, { [reasonOf(r.error)]: 1 });
+      }
+      if (count > replies.length) addRejected(out.rejected, { no_reply: count - replies.length });
+      return out;
+    },
+  },
+};
+
+const dialectOf = (spec: Common) => DIALECTS[spec.rpc ?? "chain"];
+
+/** What the poller reads of each new block: its hashes, its count, or nothing (a known count). */
+type BlockRead = "hashes" | "counts" | { txsPerBlock: number };
+
 /**
  * Polls `url`'s head every `pollMs`; for each new block calls `onBlock` with its transaction
- * hashes (`withHashes`) or only their count, and the time the poll that found it was answered.
+ * hashes or only their count (`read`), and the time the poll that found it was answered.
  */
 function startPoller(
+  dialect: Dialect,
   url: string,
   pollMs: number,
-  withHashes: boolean,
+  read: BlockRead,
   onBlock: (number: number, hashes: string[] | undefined, txs: number, seenAtMs: number) => void,
 ): { stop: () => Promise<void>; errors: () => number } {
   let running = true;
   let errors = 0;
   const loop = (async () => {
-    let last = await call<number>(url, "chain_getRecentBlockNumber");
+    let last = await dialect.head(url);
     while (running) {
       const started = performance.now();
       try {
-        const head = await call<number>(url, "chain_getRecentBlockNumber");
+        const head = await dialect.head(url);
         const seenAt = performance.now();
-        for (let from = last + 1; from <= head; from += 100) {
-          const numbers = Array.from({ length: Math.min(100, head - from + 1) }, (_, i) => from + i);
-          if (withHashes) {
-            const blocks = await callMany<{ transactions: string[] }>(
-              url,
-              "chain_getBlockByNumber",
-              numbers.map((number) => ({ number, getFullTransactions: false })),
-            );
-            for (const [i, b] of blocks.entries()) {
-              onBlock(numbers[i] as number, b.transactions, b.transactions.length, seenAt);
+        if (typeof read === "object") {
+          for (let number = last + 1; number <= head; number++) {
+            onBlock(number, undefined, read.txsPerBlock, seenAt);
+          }
+        } else {
+          for (let from = last + 1; from <= head; from += 100) {
+            const numbers = Array.from({ length: Math.min(100, head - from + 1) }, (_, i) => from + i);
+            if (read === "hashes") {
+              const blocks = await dialect.txHashes(url, numbers);
+              for (const [i, hashes] of blocks.entries()) {
+                onBlock(numbers[i] as number, hashes, hashes.length, seenAt);
+              }
+            } else {
+              const counts = await dialect.txCounts(url, numbers);
+              for (const [i, c] of counts.entries()) onBlock(numbers[i] as number, undefined, c, seenAt);
             }
-          } else {
-            const counts = await callMany<number>(
-              url,
-              "chain_getBlockTransactionCountByNumber",
-              numbers.map((number) => ({ number })),
-            );
-            for (const [i, c] of counts.entries()) onBlock(numbers[i] as number, undefined, c, seenAt);
           }
         }
         last = Math.max(last, head);
@@ -222,25 +325,22 @@ function startPoller(
   };
 }
 
-function toBody(txs: SignedTransfer[], id: number): string {
-  return JSON.stringify({
-    jsonrpc: "2.0",
-    id,
-    method: "chain_sendSignedTransactionBatch",
-    params: { tx_list: txs },
-  });
-}
-
-/** Sends one batch; returns the hashes, or the rejection reason. */
-async function sendBatch(url: string, body: string): Promise<{ hashes?: string[]; reason?: string }> {
+/** Sends one batch of `txs`: the hashes admitted, and the others by reason. */
+async function sendBatch(dialect: Dialect, url: string, txs: unknown[], id: number): Promise<Sent> {
   try {
-    const reply = (await post(url, body)) as Reply;
-    if (Array.isArray(reply.result)) return { hashes: reply.result as string[] };
-    return { reason: reply.error?.data?.reason ?? `rpc_${reply.error?.code ?? "unknown"}` };
+    return dialect.sent(await post(url, dialect.sendBody(txs, id)), txs.length);
   } catch (error) {
-    return { reason: `transport: ${(error as Error).message.slice(0, 80)}` };
+    return { hashes: [], rejected: { [`transport: ${(error as Error).message.slice(0, 80)}`]: txs.length } };
   }
 }
+
+/** Adds `more` rejections by reason to `into`. */
+function addRejected(into: Record<string, number>, more: Record<string, number>): void {
+  for (const [reason, count] of Object.entries(more)) into[reason] = (into[reason] ?? 0) + count;
+}
+
+/** The pre-signed file: `{signature, transaction}` objects (chain) or request bodies (eth). */
+const readTxs = (spec: Common): unknown[] => JSON.parse(readFileSync(spec.txsFile, "utf8")) as unknown[];
 
 function cpuPctSince(before: NodeJS.CpuUsage, wallMs: number): number {
   const used = process.cpuUsage(before);
@@ -254,9 +354,10 @@ function cpuPctSince(before: NodeJS.CpuUsage, wallMs: number): number {
  */
 function startSenders(
   spec: Common & { batch: number; inFlightPerNode: number; maxBacklog: number },
-  txs: SignedTransfer[],
+  txs: unknown[],
   committed: () => number,
 ) {
+  const dialect = dialectOf(spec);
   const stats = {
     next: 0,
     sent: 0,
@@ -291,31 +392,39 @@ function startSenders(
       stats.sent += slice.length;
       const started = performance.now();
       const counted = stats.inPhase;
-      const reply = await sendBatch(url, toBody(slice, id++));
+      const reply = await sendBatch(dialect, url, slice, id++);
       stats.lastReplyMs = performance.now();
       if (counted) stats.requestMs.push(stats.lastReplyMs - started);
-      if (reply.hashes !== undefined) {
-        stats.admittedTotal += reply.hashes.length;
-        if (counted && stats.inPhase) stats.admittedInPhase += reply.hashes.length;
-      } else {
-        const reason = reply.reason ?? "unknown";
-        stats.rejected[reason] = (stats.rejected[reason] ?? 0) + slice.length;
-      }
+      stats.admittedTotal += reply.hashes.length;
+      if (counted && stats.inPhase) stats.admittedInPhase += reply.hashes.length;
+      addRejected(stats.rejected, reply.rejected);
     }
   };
   const senders = spec.urls.flatMap((url) => Array.from({ length: spec.inFlightPerNode }, () => sender(url)));
   return { stats, count: senders.length, done: Promise.all(senders) };
 }
 
+/** Polls `spec.pollUrl` for blocks from now on: each one seen, and the transactions in all of them. */
+function watchBlocks(spec: Common) {
+  const seen = { blocks: [] as BlockSeen[], committed: 0 };
+  const poller = startPoller(
+    dialectOf(spec),
+    spec.pollUrl,
+    spec.pollMs,
+    spec.txsPerBlock === undefined ? "counts" : { txsPerBlock: spec.txsPerBlock },
+    (number, _hashes, count, seenAtMs) => {
+      seen.blocks.push({ number, txs: count, seenAtMs });
+      seen.committed += count;
+    },
+  );
+  return { seen, poller };
+}
+
 async function throughput(spec: Extract<NetLoadSpec, { mode: "throughput" }>): Promise<ThroughputResult> {
-  const txs = (JSON.parse(readFileSync(spec.txsFile, "utf8")) as SignedTransfer[]).slice(spec.firstTx);
-  const blocks: BlockSeen[] = [];
-  let committedSinceStart = 0;
-  const poller = startPoller(spec.pollUrl, spec.pollMs, false, (number, _hashes, count, seenAtMs) => {
-    blocks.push({ number, txs: count, seenAtMs });
-    committedSinceStart += count;
-  });
-  const senders = startSenders(spec, txs, () => committedSinceStart);
+  const txs = readTxs(spec).slice(spec.firstTx);
+  const { seen, poller } = watchBlocks(spec);
+  const { blocks } = seen;
+  const senders = startSenders(spec, txs, () => seen.committed);
   const stats = senders.stats;
 
   await sleep(spec.warmupS * 1000);
@@ -328,7 +437,7 @@ async function throughput(spec: Extract<NetLoadSpec, { mode: "throughput" }>): P
   const phaseEndMs = performance.now();
   const loadCpuPct = cpuPctSince(cpuBefore, phaseEndMs - phaseStartMs);
   console.log("phase end");
-  const backlogAtEnd = stats.admittedTotal - committedSinceStart;
+  const backlogAtEnd = stats.admittedTotal - seen.committed;
   stats.stopped = true;
   await senders.done;
   await poller.stop();
@@ -381,26 +490,19 @@ async function throughput(spec: Extract<NetLoadSpec, { mode: "throughput" }>): P
 }
 
 async function all(spec: Extract<NetLoadSpec, { mode: "all" }>): Promise<AllResult> {
-  const txs = (JSON.parse(readFileSync(spec.txsFile, "utf8")) as SignedTransfer[]).slice(
-    spec.firstTx,
-    spec.firstTx + spec.count,
-  );
-  const blocks: BlockSeen[] = [];
-  let committed = 0;
-  const poller = startPoller(spec.pollUrl, spec.pollMs, false, (number, _hashes, count, seenAtMs) => {
-    blocks.push({ number, txs: count, seenAtMs });
-    committed += count;
-  });
+  const txs = readTxs(spec).slice(spec.firstTx, spec.firstTx + spec.count);
+  const { seen, poller } = watchBlocks(spec);
+  const { blocks } = seen;
   // The poller's first head read is the start: blocks before it are not counted.
   await sleep(spec.pollMs * 2);
   console.log("phase measured");
   const cpuBefore = process.cpuUsage();
   const startMs = performance.now();
-  const senders = startSenders(spec, txs, () => committed);
+  const senders = startSenders(spec, txs, () => seen.committed);
   senders.stats.inPhase = true;
   await senders.done;
   const deadline = startMs + spec.durationS * 1000;
-  while (committed < senders.stats.admittedTotal && performance.now() < deadline) await sleep(5);
+  while (seen.committed < senders.stats.admittedTotal && performance.now() < deadline) await sleep(5);
   const endMs = performance.now();
   const loadCpuPct = cpuPctSince(cpuBefore, endMs - startMs);
   console.log("phase end");
@@ -414,7 +516,7 @@ async function all(spec: Extract<NetLoadSpec, { mode: "all" }>): Promise<AllResu
     mode: "all",
     sent: stats.sent,
     admitted: stats.admittedTotal,
-    committed,
+    committed: seen.committed,
     rejected: stats.rejected,
     committedPerS: stats.admittedTotal / spanS,
     spanS,
@@ -423,19 +525,26 @@ async function all(spec: Extract<NetLoadSpec, { mode: "all" }>): Promise<AllResu
     backlogMax: stats.backlogMax,
     requestP50Ms: quantile(sortedRequests, 0.5),
     requestP99Ms: quantile(sortedRequests, 0.99),
-    timedOut: committed < stats.admittedTotal,
+    timedOut: seen.committed < stats.admittedTotal,
     loadCpuPct,
   };
 }
 
 async function latency(spec: Extract<NetLoadSpec, { mode: "latency" }>): Promise<LatencyResult> {
-  const txs = (JSON.parse(readFileSync(spec.txsFile, "utf8")) as SignedTransfer[]).slice(spec.firstTx);
+  const txs = readTxs(spec).slice(spec.firstTx);
+  const dialect = dialectOf(spec);
   const seen = new Map<string, number>();
   let blockCount = 0;
-  const poller = startPoller(spec.pollUrl, spec.pollMs, true, (_number, hashes, _count, seenAtMs) => {
-    blockCount++;
-    for (const hash of hashes ?? []) if (!seen.has(hash)) seen.set(hash, seenAtMs);
-  });
+  const poller = startPoller(
+    dialect,
+    spec.pollUrl,
+    spec.pollMs,
+    "hashes",
+    (_number, hashes, _count, seenAtMs) => {
+      blockCount++;
+      for (const hash of hashes ?? []) if (!seen.has(hash)) seen.set(hash, seenAtMs);
+    },
+  );
   const submittedAt = new Map<string, number>();
   const acks: number[] = [];
   const rejected: Record<string, number> = {};
@@ -462,14 +571,10 @@ async function latency(spec: Extract<NetLoadSpec, { mode: "latency" }>): Promise
       const url = spec.urls[node++ % spec.urls.length] as string;
       const sentAt = performance.now();
       requests.push(
-        sendBatch(url, toBody(slice, id++)).then((reply) => {
+        sendBatch(dialect, url, slice, id++).then((reply) => {
           acks.push(performance.now() - sentAt);
-          if (reply.hashes !== undefined) {
-            for (const hash of reply.hashes) submittedAt.set(hash, sentAt);
-          } else {
-            const reason = reply.reason ?? "unknown";
-            rejected[reason] = (rejected[reason] ?? 0) + slice.length;
-          }
+          for (const hash of reply.hashes) submittedAt.set(hash, sentAt);
+          addRejected(rejected, reply.rejected);
         }),
       );
     }

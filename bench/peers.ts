@@ -1,8 +1,10 @@
 /**
  * Peer software the bench compares against, installed on demand into the git-ignored folder
- * `bench/.peers/` (never a dependency in package.json: ganache is about 180 MB with native parts, and
- * CI must not install it). Versions are pinned exactly; an install that is already there with those
- * versions is reused. Code loads the packages from that folder with `peerRequire`.
+ * `bench/.peers/` (never a dependency in package.json: ganache is about 180 MB with native parts,
+ * hardhat about 290 MB, its EDR runtime shipping a native binary for every platform, and CI must not
+ * install them). Versions are pinned exactly; an install that is already there with those versions
+ * is reused. All of them are installed by one `npm install`: a later `npm install --no-save` naming
+ * only some would remove the others. Code loads the packages from that folder with `peerRequire`.
  */
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -12,7 +14,7 @@ import { ROOT, spawnNode } from "./procs.ts";
 export const PEERS_DIR = join(ROOT, "bench/.peers");
 
 /** The exact versions installed and loaded. */
-export const PEER_VERSIONS = { ganache: "7.9.2", "@ethereumjs/tx": "10.1.3" } as const;
+export const PEER_VERSIONS = { ganache: "7.9.2", hardhat: "2.29.1", "@ethereumjs/tx": "10.1.3" } as const;
 
 /** `require` resolving from bench/.peers (the packages there are CommonJS or ship a CommonJS build). */
 export const peerRequire = createRequire(join(PEERS_DIR, "package.json"));
@@ -54,7 +56,7 @@ export async function ensurePeers(log: (message: string) => void): Promise<strin
   const cli = npmCli();
   if (cli === undefined) return "npm was not found (neither npm_execpath nor an npm on PATH)";
   const specs = wanted.map(([name, version]) => `${name}@${version}`);
-  log(`installing ${specs.join(" ")} into bench/.peers (first run only; about 180 MB)`);
+  log(`installing ${specs.join(" ")} into bench/.peers (first run only; about 470 MB)`);
   const started = Date.now();
   // npm runs under the same pinned Node as the bench, as a tracked child: Ctrl-C stops it too.
   const npm = spawnNode("npm install (peers)", [

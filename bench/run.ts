@@ -36,6 +36,11 @@
  *  10. devload (bench/devLoad.ts): a dev node committing 30,000 pre-signed transactions sent in
  *     batches of 100 (committed/s against secp256k1 recover on one core), and `chain_getBalance`
  *     p99 and req/s on it while it commits at full rate, against the same reads idle (issue 20).
+ *  11. hardhat (bench/hardhat.ts): that committed rate of a fresh dev node (30,000 pre-signed
+ *     transactions in batches of 100, 4 in flight) beside hardhat 2's `hardhat node` with its
+ *     default automine (a block per transaction), loaded the same way with pre-signed transfers
+ *     (JSON-RPC batches of 100 `eth_sendRawTransaction`), runs alternating (issue 20). hardhat is
+ *     installed on demand into bench/.peers like ganache; skipped with the reason when it cannot be.
  *
  * Prints a Markdown table on stdout (progress on stderr) and writes bench/results/latest.json.
  * Every child process is stopped and every temporary home removed, also on failure and Ctrl-C.
@@ -43,7 +48,7 @@
  * (pre-signed transactions per admission run, 40000; also per run of our node against ganache),
  * BENCH_GANACHE_TXS (pre-signed ganache transfers for all its runs, 8000),
  * BENCH_ONLY (reads | state | admission | ganache | network | execution | disk | consensus | join |
- * history | wan | devload), BENCH_WAN_LATENCY_S (30), BENCH_WAN_THROUGHPUT_S (20),
+ * history | wan | devload | hardhat), BENCH_WAN_LATENCY_S (30), BENCH_WAN_THROUGHPUT_S (20),
  * BENCH_HISTORY_TXS (1000000), BENCH_HISTORY_SAMPLES (2000),
  * BENCH_STATE_ACCOUNTS (1000000), BENCH_EXEC_BLOCKS (8), BENCH_EXEC_ACCOUNTS (1000000),
  * BENCH_EXEC_CPU_PROF_DIR, BENCH_SIM_HEIGHTS (10),
@@ -51,7 +56,7 @@
  * BENCH_JOIN_BLOCKS (2000), BENCH_JOIN_BLOCK_TIME_MS (150), BENCH_JOIN_TXS_PER_BLOCK (100),
  * BENCH_JOIN_SNAPSHOT_INTERVAL (0: the blocks), BENCH_JOIN_BUILD_MAX_S (900),
  * BENCH_JOIN_TIMEOUT_S (1200), BENCH_JOIN_LOG_DIR, BENCH_DEVLOAD_BLOCK_TIME_MS (0: the dev genesis's),
- * BENCH_DEVLOAD_IN_FLIGHT (4).
+ * BENCH_DEVLOAD_IN_FLIGHT (4), BENCH_HARDHAT_TXS (transfers per hardhat run, 10000).
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -60,7 +65,9 @@ import { join } from "node:path";
 import { SECP256K1_BACKEND } from "../src/crypto/index.ts";
 import { admissionScenarios } from "./admission.ts";
 import type { BenchContext, Settings } from "./context.ts";
-import { ganacheScenarios, PeerSkipped } from "./ganache.ts";
+import { PeerSkipped } from "./ethPeer.ts";
+import { ganacheScenarios } from "./ganache.ts";
+import { hardhatScenarios } from "./hardhat.ts";
 import { DisturbancePolicy, OTHER_CPU_LIMIT_PCT } from "./measure.ts";
 import { killAllSync, ROOT, stopAll } from "./procs.ts";
 import { consensusSimScenarios } from "./consensusSim.ts";
@@ -95,10 +102,11 @@ if (
   only !== "join" &&
   only !== "history" &&
   only !== "wan" &&
-  only !== "devload"
+  only !== "devload" &&
+  only !== "hardhat"
 ) {
   throw new Error(
-    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network, execution, disk, consensus, join, history, wan or devload (unset: all)",
+    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network, execution, disk, consensus, join, history, wan, devload or hardhat (unset: all)",
   );
 }
 const settings: Settings = {
@@ -148,6 +156,7 @@ const settings: Settings = {
   historySamples: envInt("BENCH_HISTORY_SAMPLES", 2_000),
   devLoadBlockTimeMs: envInt("BENCH_DEVLOAD_BLOCK_TIME_MS", 0),
   devLoadInFlight: envInt("BENCH_DEVLOAD_IN_FLIGHT", 4),
+  hardhatTxs: envInt("BENCH_HARDHAT_TXS", 10_000),
 };
 const RESULTS = join(ROOT, "bench/results/latest.json");
 const log = (message: string) => console.error(`[bench] ${message}`);
@@ -194,6 +203,17 @@ const ctx: BenchContext = {
 const results: ScenarioResult[] = [];
 /** Scenarios that could not run (a peer that could not be installed or started), with the reason. */
 const skipped: string[] = [];
+/** Runs a scenario against a peer; one that cannot be installed or started is skipped with the reason. */
+async function withPeer(name: string, scenarios: (ctx: BenchContext) => Promise<ScenarioResult[]>) {
+  try {
+    results.push(...(await scenarios(ctx)));
+  } catch (error) {
+    // After Ctrl-C a peer that "did not start" was stopped by us: not a skip to report.
+    if (interrupted || !(error instanceof PeerSkipped)) throw error;
+    skipped.push(`${name}: ${error.message}`);
+    log(`SKIPPED ${name} scenario: ${error.message}`);
+  }
+}
 try {
   log(`settings ${JSON.stringify(settings)}`);
   const runs = (part: Settings["only"]) => settings.only === "all" || settings.only === part;
@@ -203,16 +223,7 @@ try {
   await stopAll(); // the 1M-account node and its baseline server
   if (runs("admission")) results.push(...(await admissionScenarios(ctx)));
   await stopAll(); // the admission node
-  if (runs("ganache")) {
-    try {
-      results.push(...(await ganacheScenarios(ctx)));
-    } catch (error) {
-      // After Ctrl-C a peer that "did not start" was stopped by us: not a skip to report.
-      if (interrupted || !(error instanceof PeerSkipped)) throw error;
-      skipped.push(`ganache: ${error.message}`);
-      log(`SKIPPED ganache scenario: ${error.message}`);
-    }
-  }
+  if (runs("ganache")) await withPeer("ganache", ganacheScenarios);
   await stopAll(); // ganache and our node beside it
   if (runs("network")) results.push(...(await networkScenarios(ctx)));
   await stopAll(); // the testnet
@@ -224,6 +235,8 @@ try {
   if (runs("wan")) results.push(...(await wanScenarios(ctx)));
   await stopAll(); // the WAN testnet
   if (runs("devload")) results.push(...(await devLoadScenarios(ctx)));
+  await stopAll(); // the devload node
+  if (runs("hardhat")) await withPeer("hardhat", hardhatScenarios);
 } catch (error) {
   // After Ctrl-C the children die under the running step: that failure is expected, not news.
   if (!interrupted) throw error;
