@@ -102,17 +102,24 @@ export interface ExecutedBlock {
   lastCommit: { commit: Commit | null; signers: string[] };
 }
 
-/**
- * How long block execution holds the event loop at a time (TimeSlices): requests and signature
- * results that arrive meanwhile wait at most about this long.
- */
-const EXECUTION_SLICE_MS = 5;
+export interface ChainOptions {
+  /**
+   * When set, block execution holds the event loop at most about this long at a time
+   * (TimeSlices): requests and signature results that arrive meanwhile are handled in between.
+   * Only for a node without consensus deadlines (the dev node): between slices a validator's
+   * loop runs whatever else is queued (a flood of gossip under load), and a proposal that took
+   * that long to check missed its round (four validators across hosts stopped committing under
+   * full load, test/load/wanNetwork.test.ts). Unset: a block executes in one piece.
+   */
+  executionSliceMs?: number;
+}
 
 /**
  * The chain core: owns the head, executes blocks on top of it, and commits them with their
  * certificate through the store. Not concurrent: one block is executed and committed at a time
- * (the consensus layer calls it from one loop); while one is executed or written, other turns of
- * the event loop run (TimeSlices, ChainStore.commitBlock) and see the head and state as before it.
+ * (the consensus layer calls it from one loop); while one is written (ChainStore.commitBlock), or
+ * executed in slices (ChainOptions), other turns of the event loop run and see the head and state
+ * as before it.
  */
 export class Chain {
   readonly genesis: Genesis;
@@ -128,11 +135,13 @@ export class Chain {
    * its target before writing it): listeners compare values, not paths.
    */
   readonly stateChanged = new Listeners<StateChangeEvent>();
+  private readonly executionSliceMs: number | undefined;
 
-  constructor(store: ChainStore, genesis: Genesis) {
+  constructor(store: ChainStore, genesis: Genesis, options: ChainOptions = {}) {
     this.store = store;
     this.genesis = genesis;
     this.trie = new StateTrie(store);
+    this.executionSliceMs = options.executionSliceMs;
   }
 
   /** Opens the chain: writes block 0 on a new store, or checks the stored one matches genesis. */
@@ -201,17 +210,20 @@ export class Chain {
       const overlay = new StateOverlay(this.store);
       const credited: (string | undefined)[] = txs.map(() => undefined);
       const results: TxResult[] = [];
-      const slices = new TimeSlices(EXECUTION_SLICE_MS);
+      const slices = this.executionSliceMs === undefined ? undefined : new TimeSlices(this.executionSliceMs);
       for (const [i, tx] of txs.entries()) {
         results.push(
           executeTx(overlay, tx, (address) => {
             credited[i] = address;
           }),
         );
-        if (i % 16 === 15) await slices.pause();
+        if (slices !== undefined && i % 16 === 15) await slices.pause();
       }
       const changes = overlay.changes();
-      const stateRoot = await this.trie.apply(changes, () => slices.pause());
+      const stateRoot = await this.trie.apply(
+        changes,
+        slices === undefined ? undefined : () => slices.pause(),
+      );
       const stakeChanges = stakeChangesOf(changes);
       const validatorSet = this.nextValidatorSet(parent.header.number + 1, stakeChanges);
       const header: BlockHeader = {

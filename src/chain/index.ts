@@ -16,6 +16,7 @@ export {
 export {
   type BlockWrite,
   Chain,
+  type ChainOptions,
   type ChainStore,
   type ExecutedBlock,
   genesisBlockHash,

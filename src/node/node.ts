@@ -37,6 +37,9 @@ import { NODE_VERSION } from "./version.ts";
 
 const normalize = (address: string): string => (isAddress(address) ? toChecksumAddress(address) : address);
 
+/** How long a dev node's block execution holds the event loop at a time (ChainOptions). */
+const DEV_EXECUTION_SLICE_MS = 5;
+
 /** How blocks are made: alone (dev chain) or with peers (a network of validators). */
 export type NodeMode =
   | { kind: "dev"; validator: ValidatorKey }
@@ -156,7 +159,13 @@ export class ChainNode {
           ...(mode.onStateSyncProgress === undefined ? {} : { onProgress: mode.onStateSyncProgress }),
         });
       }
-      const chain = new Chain(store, genesis);
+      // A dev node executes in slices so that reads and admission go on meanwhile; a validator's
+      // block is checked in one piece, within its round's deadline (ChainOptions).
+      const chain = new Chain(
+        store,
+        genesis,
+        mode.kind === "dev" ? { executionSliceMs: DEV_EXECUTION_SLICE_MS } : {},
+      );
       await chain.open();
       // Before any block commits: it takes the periodic snapshots (and drops unfinished ones).
       const periodic = new PeriodicSnapshots(
