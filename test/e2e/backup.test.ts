@@ -296,9 +296,13 @@ describe("backups: export, import, backup (real processes)", { concurrency: 2 },
     );
     const tx = await waitFor(
       `${label}: the new transfer in a block`,
-      async () =>
-        (await rpc<{ block_number?: number } | null>(url, "chain_getTransactionByHash", { hash })) ??
-        undefined,
+      async () => {
+        // Pending first (no block_number): the dev node answers while the block is written.
+        const found = await rpc<{ block_number?: number } | null>(url, "chain_getTransactionByHash", {
+          hash,
+        });
+        return found?.block_number === undefined ? undefined : found;
+      },
       10_000,
     );
     assert.equal(tx.block_number, corpus.head + 1, `${label}: the next block is ${corpus.head + 1}`);
