@@ -1,4 +1,11 @@
-import { Chain, type ChainStore, type Commit, type Genesis, type Tx } from "../../src/chain/index.ts";
+import {
+  Chain,
+  type ChainStore,
+  type Commit,
+  type Genesis,
+  type JsonValue,
+  type Tx,
+} from "../../src/chain/index.ts";
 import { toChecksumAddress } from "../../src/crypto/index.ts";
 
 /**
@@ -49,6 +56,22 @@ export function transfer(nonces: Map<string, number>, [from, to, amount]: Move):
       value: amount,
     },
   };
+}
+
+/** `count` SET_VALUEs of fresh paths `/users/<sender>/item<i>`, senders in turn, each of `valueAt(i)`. */
+export function userWrites(
+  nonces: Map<string, number>,
+  count: number,
+  valueAt: (i: number) => JsonValue,
+): Tx[] {
+  return Array.from({ length: count }, (_, i) => {
+    const from = i % ACCOUNTS.length;
+    const tx = transfer(nonces, [from, (from + 1) % ACCOUNTS.length, 1]);
+    return {
+      ...tx,
+      operation: { type: "SET_VALUE" as const, ref: `/users/${ACCOUNTS[from]}/item${i}`, value: valueAt(i) },
+    };
+  });
 }
 
 export async function openChain(store: ChainStore): Promise<Chain> {

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { BlockWrite, Commit, JsonValue, StoredBlock, Tx } from "../../../src/chain/index.ts";
 import { LmdbStore } from "../../../src/storage/index.ts";
-import { ACCOUNTS, openChain, produce, transfer, VALIDATOR } from "../../helpers/smallChain.ts";
+import { ACCOUNTS, openChain, produce, userWrites, VALIDATOR } from "../../helpers/smallChain.ts";
 import { withTempDir } from "../../helpers/tempDir.ts";
 
 /**
@@ -15,21 +15,8 @@ import { withTempDir } from "../../helpers/tempDir.ts";
 
 const withDir = (run: (dir: string) => Promise<void>) => withTempDir("block-write", run);
 
-/** `count` SET_VALUEs of fresh /users paths, each with a value big enough to make many pages. */
-function userWrites(nonces: Map<string, number>, count: number): Tx[] {
-  return Array.from({ length: count }, (_, i) => {
-    const from = i % ACCOUNTS.length;
-    const tx = transfer(nonces, [from, (from + 1) % ACCOUNTS.length, 1]);
-    return {
-      ...tx,
-      operation: {
-        type: "SET_VALUE" as const,
-        ref: `/users/${ACCOUNTS[from]}/item${i}`,
-        value: "x".repeat(200),
-      },
-    };
-  });
-}
+/** A value big enough that 3,000 of them make many pages. */
+const BIG = "x".repeat(200);
 
 describe("a block's write (storage/lmdbStore.ts commitBlock)", () => {
   it("leaves the thread free while LMDB writes, and shows the block to reads only once it resolves", () =>
@@ -37,8 +24,11 @@ describe("a block's write (storage/lmdbStore.ts commitBlock)", () => {
       const store = new LmdbStore(dir);
       const chain = await openChain(store);
       const nonces = new Map<string, number>();
-      await produce(chain, userWrites(nonces, 10));
-      const txs = userWrites(nonces, 3_000);
+      await produce(
+        chain,
+        userWrites(nonces, 10, () => BIG),
+      );
+      const txs = userWrites(nonces, 3_000, () => BIG);
       const executed = await chain.execute(txs, VALIDATOR, chain.head().header.timestamp + 1000);
       const commit: Commit = { height: 2, round: 0, block_hash: executed.hash, signatures: [] };
       const path = (tx: Tx) => (tx.operation as { ref: string }).ref;
@@ -68,7 +58,7 @@ describe("a block's write (storage/lmdbStore.ts commitBlock)", () => {
       assert.equal(store.headNumber(), 2);
       assert.equal(store.getBlock(2)?.hash, executed.hash);
       assert.equal(store.getConfirmedTx((txs.at(-1) as Tx).hash)?.block_number, 2);
-      assert.equal(store.getLeaf(path(txs.at(-1) as Tx)), "x".repeat(200));
+      assert.equal(store.getLeaf(path(txs.at(-1) as Tx)), BIG);
       await store.close();
       // And it is durable: a reopened store holds it.
       const reopened = new LmdbStore(dir);
