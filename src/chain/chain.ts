@@ -63,9 +63,7 @@ export interface ChainStore extends StateReader, TrieNodeReader {
   validatorSetAt(height: number): Validator[] | undefined;
   /**
    * Durable once the promise resolves; all or nothing on a crash. No other event-loop turn may
-   * see the write before the promise resolves, so the chain's head moves in the same tick. Other
-   * turns may run (and read the store as before the write) while it is under way; one block is
-   * written at a time.
+   * see the write before the promise resolves, so the chain's head moves in the same tick.
    */
   commitBlock(write: BlockWrite): Promise<void>;
   /**
@@ -117,9 +115,8 @@ export interface ChainOptions {
 /**
  * The chain core: owns the head, executes blocks on top of it, and commits them with their
  * certificate through the store. Not concurrent: one block is executed and committed at a time
- * (the consensus layer calls it from one loop); while one is written (ChainStore.commitBlock), or
- * executed in slices (ChainOptions), other turns of the event loop run and see the head and state
- * as before it.
+ * (the consensus layer calls it from one loop); while one is executed in slices (ChainOptions),
+ * other turns of the event loop run and see the head and state as before it.
  */
 export class Chain {
   readonly genesis: Genesis;

@@ -1,7 +1,6 @@
 import type { Database } from "lmdb";
 import { type ConfirmedTx, historyAddresses, historyAddressesExecuted } from "../chain/index.ts";
 import { bytesToHex, hexToBytes } from "../crypto/index.ts";
-import type { ReadView } from "./readView.ts";
 import type { TableWrites } from "./writeBatch.ts";
 
 /**
@@ -92,7 +91,7 @@ export class HistoryIndex {
   }
 
   /** The entries of `address` (0x + 40 hex, any case), newest first, as `query` bounds them. */
-  entries(address: string, query: HistoryQuery, at?: ReadView): HistoryEntry[] {
+  entries(address: string, query: HistoryQuery): HistoryEntry[] {
     const account = hexToBytes(address);
     const fromBlock = clampUint32(query.fromBlock);
     const upTo = { block: clampUint32(query.upTo.block), index: clampUint32(query.upTo.index) };
@@ -107,7 +106,6 @@ export class HistoryIndex {
           : historyKey(account, fromBlock - 1, MAX_UINT32),
       reverse: true,
       limit: query.limit,
-      ...at,
     });
     const out: HistoryEntry[] = [];
     for (const { key, value } of range) {

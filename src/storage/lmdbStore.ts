@@ -29,7 +29,6 @@ import {
   type RetiredEntry,
   STATES_FROM,
 } from "./pruning.ts";
-import type { ReadView } from "./readView.ts";
 import { DATABASES, SCHEMA_VERSION } from "./schema.ts";
 import { directWrites, WriteBatch } from "./writeBatch.ts";
 
@@ -90,11 +89,6 @@ export class LmdbStore implements ChainStore {
   private readonly validatorSets: Database<Validator[], number>;
   /** True while commitTogether's write transaction is open. */
   private together = false;
-  /**
-   * While a block's write is in flight on lmdb-js's writer thread: a read transaction on the
-   * commit before it, which every read of this thread goes through (see commitBlock).
-   */
-  private at: ReadView;
 
   /**
    * Opens (or creates) the environment at `path`, upgrading an older schema first.
@@ -158,20 +152,20 @@ export class LmdbStore implements ChainStore {
   }
 
   headNumber(): number | undefined {
-    return this.meta.get("head", this.at);
+    return this.meta.get("head");
   }
 
   getBlock(number: number): StoredBlock | undefined {
     if (!Number.isSafeInteger(number) || number < 0 || number > 0xffffffff) return undefined;
-    return this.blocks.get(number, this.at);
+    return this.blocks.get(number);
   }
 
   getBlockNumber(hash: string): number | undefined {
-    return this.blockNumbers.get(hash, this.at);
+    return this.blockNumbers.get(hash);
   }
 
   getConfirmedTx(hash: string): ConfirmedTx | undefined {
-    return this.txs.get(hash, this.at);
+    return this.txs.get(hash);
   }
 
   /**
@@ -179,63 +173,63 @@ export class LmdbStore implements ChainStore {
    * transactions it sent or received a successful transfer by, in kept blocks.
    */
   addressHistory(address: string, query: HistoryQuery): HistoryEntry[] {
-    return this.history.entries(address, query, this.at);
+    return this.history.entries(address, query);
   }
 
   getLeaf(path: string): JsonValue | undefined {
-    return this.state.get(path, this.at);
+    return this.state.get(path);
   }
 
   *leafPathsBelow(path: string): Iterable<string> {
     // "/" is 0x2f and "0" is 0x30: every key that starts with `${path}/` sorts between the two.
-    for (const key of this.state.getKeys({ start: `${path}/`, end: `${path}0`, ...this.at })) yield key;
+    for (const key of this.state.getKeys({ start: `${path}/`, end: `${path}0` })) yield key;
   }
 
   /** The head's leaves strictly below `path`, with their values, in key order. */
   *leavesBelow(path: string): Iterable<readonly [string, JsonValue]> {
-    for (const { key, value } of this.state.getRange({ start: `${path}/`, end: `${path}0`, ...this.at }))
+    for (const { key, value } of this.state.getRange({ start: `${path}/`, end: `${path}0` }))
       yield [key, value];
   }
 
   /** Paths strictly below `path` that a block from deletionsFrom() on deleted, in key order. */
   *deletedPathsBelow(path: string): Iterable<string> {
-    const range = { start: `${path}/`, end: `${path}0`, ...this.at };
+    const range = { start: `${path}/`, end: `${path}0` };
     for (const key of this.stateDeleted.getKeys(range)) yield key;
   }
 
   /** The first height whose deletions are recorded: subtrees can be listed at heights from it. */
   deletionsFrom(): number {
-    return this.meta.get(DELETIONS_FROM, this.at) ?? 0;
+    return this.meta.get(DELETIONS_FROM) ?? 0;
   }
 
   *stakers(): Iterable<Validator> {
-    for (const { key, value } of this.stakes.getRange({ ...this.at })) yield { address: key, stake: value };
+    for (const { key, value } of this.stakes.getRange()) yield { address: key, stake: value };
   }
 
   validatorSetAt(height: number): Validator[] | undefined {
     if (!Number.isSafeInteger(height) || height < 0) return undefined;
     const start = Math.min(height, 0xffffffff);
-    const range = { start, reverse: true, limit: 1, ...this.at };
+    const range = { start, reverse: true, limit: 1 };
     for (const { value } of this.validatorSets.getRange(range)) return value;
     return undefined;
   }
 
   getTrieNode(id: number): Uint8Array | undefined {
-    return this.trie.get(id, this.at);
+    return this.trie.get(id);
   }
 
   getTrieRoot(rootHex: string): number | undefined {
-    return this.trieRoots.get(rootHex, this.at);
+    return this.trieRoots.get(rootHex);
   }
 
   /** Lowest height whose state is kept whole (0: all of them); lower ones were pruned. */
   statesFrom(): number {
-    return this.pruner.statesFrom(this.at);
+    return this.pruner.statesFrom();
   }
 
   /** Lowest block number above 0 that is kept (1: none pruned); block 0 is always kept. */
   blocksFrom(): number {
-    return this.pruner.blocksFrom(this.at);
+    return this.pruner.blocksFrom();
   }
 
   /**
@@ -249,47 +243,30 @@ export class LmdbStore implements ChainStore {
   }
 
   nextTrieNodeId(): number {
-    for (const id of this.trie.getKeys({ reverse: true, limit: 1, ...this.at })) return id + 1;
+    for (const id of this.trie.getKeys({ reverse: true, limit: 1 })) return id + 1;
     return 0;
   }
 
   /**
    * Writes the block, its indexes, state and trie nodes, the new head and the removal of
-   * `write.journalRemovals` from the pool journal in one write.
+   * `write.journalRemovals` from the pool journal in one transaction, planned first
+   * (planBlockWrite) and then made at once.
    *
-   * The write is planned on this thread (planBlockWrite) and made by lmdb-js's writer thread (an
-   * lmdb-js `batch`), so this thread stays free for reads and admission while LMDB writes and
-   * commits. A batch becomes visible to new read transactions before its promise resolves, and
-   * the chain moves its head, and the pool drops the block's transactions, only once it has: so
-   * until then every read of this store goes through a read transaction on the commit before it
-   * (`at`). Inside commitTogether the block is a child transaction of that write instead.
+   * Synchronous on purpose: an asynchronous lmdb-js write (a `batch` made by its writer thread)
+   * becomes visible to readers before its promise resolves. Made that way with every read pinned
+   * to the commit before it while the write was in flight, dev nodes under load stalled for good
+   * in 2 of 4 loaded runs of test/e2e/failpoints.test.ts (no block committed, no journal write
+   * made for 20 s) and four validators once for seconds: reverted until that is understood
+   * (docs/performance.md, "Block writes off the event loop…").
    */
   async commitBlock(write: BlockWrite): Promise<void> {
     const batch = new WriteBatch();
     const unjournaled = this.planBlockWrite(write, batch);
-    if (this.together) {
-      this.root.transactionSync(() => batch.apply());
-      // The removals are undone if commitTogether's write fails: forgotten after it commits.
-      this.togetherRemovals.push(...unjournaled);
-    } else {
-      await this.writeAside(batch);
-      this.journal.forget(unjournaled);
-    }
+    this.root.transactionSync(() => batch.apply());
+    // Inside commitTogether the removals are undone if its write fails: forgotten after it commits.
+    if (this.together) this.togetherRemovals.push(...unjournaled);
+    else this.journal.forget(unjournaled);
     failpoint("commit.afterTxnCommit");
-  }
-
-  /** Makes `batch` on lmdb-js's writer thread; reads see the commit before it until it resolves. */
-  private async writeAside(batch: WriteBatch): Promise<void> {
-    // One view serves one write: a second block in flight would have the first's end unpin it.
-    if (this.at !== undefined) throw new Error("commitBlock: another block's write is in flight");
-    const transaction = this.root.useReadTransaction();
-    this.at = { transaction };
-    try {
-      await this.root.batch(() => batch.apply());
-    } finally {
-      this.at = undefined;
-      transaction.done();
-    }
   }
 
   /**

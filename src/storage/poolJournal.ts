@@ -13,7 +13,7 @@ export interface PoolRecord {
  * The pool journal in LMDB (the `journal` database, keyed by arrival seq:
  * docs/decisions/009-pool-journal-by-arrival.md). Implements txpool's PoolJournal (by shape:
  * storage does not import txpool). Owns the hash → seq index that removals by hash go through,
- * and the tracking of its own asynchronous writes, which the store's grouped block
+ * and the tracking of its own asynchronous write transactions, which the store's grouped block
  * writes must not overlap (see hold).
  *
  * Entries of committed transactions leave in the block's own write: the store records them with
@@ -29,9 +29,9 @@ export class LmdbPoolJournal {
   private readonly seqs = new Map<string, number>();
   /** True while the store holds LMDB's writer for a grouped write (see hold). */
   private holding = false;
-  /** Journal writes asked for during a hold, in arrival order: each begins its write. */
+  /** Journal writes asked for during a hold, in arrival order: each begins its transaction. */
   private queued: (() => void)[] = [];
-  /** The journal's asynchronous writes not yet ended (see writesEnded). */
+  /** The journal's asynchronous write transactions not yet ended (see writesEnded). */
   private readonly writes = new Set<Promise<unknown>>();
 
   constructor(root: RootDatabase, journal: Database<Tx, number>) {
@@ -105,7 +105,7 @@ export class LmdbPoolJournal {
    * writer for a grouped write (inside it a journal entry would be acknowledged before it is
    * durable, and undone with it). Pair with writesEnded before that write begins.
    *
-   * The release begins the waiting writes before it returns, in the order they were
+   * The release begins the waiting writes' transactions before it returns, in the order they were
    * asked for: a store that holds again at once (its next grouped write) then waits for them in
    * writesEnded instead of holding them back for another write.
    */
@@ -130,14 +130,9 @@ export class LmdbPoolJournal {
   }
 
   /**
-   * Runs `body` as an asynchronous write, at once or, during a hold, when it is released. Either
-   * way the check and the start happen in one step, with no await between them, and the write is
-   * tracked until it ends (writesEnded). The write is an lmdb-js batch: `body` runs now, and its
-   * puts and removes are made by lmdb-js's writer thread in call order with the block writes
-   * (LmdbStore.commitBlock), so a block that commits an entry's transaction after the entry was
-   * written removes it. (An asynchronous transaction's callback would run after the batches
-   * queued with it, and write back an entry its block had just removed.) `body` must only put
-   * and remove: a batch commits what its callback wrote even if the callback throws.
+   * Runs `body` as an asynchronous write transaction, at once or, during a hold, when it is
+   * released. Either way the check and the start happen in one step, with no await between
+   * them, and the transaction is tracked until it ends (writesEnded).
    */
   private write(body: () => void): Promise<void> {
     if (!this.holding) return this.begin(body);
@@ -149,12 +144,12 @@ export class LmdbPoolJournal {
   }
 
   private async begin(body: () => void): Promise<void> {
-    const written = this.root.batch(body);
-    this.writes.add(written);
+    const transaction = this.root.transaction(body);
+    this.writes.add(transaction);
     try {
-      await written;
+      await transaction;
     } finally {
-      this.writes.delete(written);
+      this.writes.delete(transaction);
     }
   }
 }

@@ -1,7 +1,6 @@
 import type { Database } from "lmdb";
 import type { ConfirmedTx, StoredBlock } from "../chain/index.ts";
 import type { HistoryIndex } from "./historyIndex.ts";
-import type { ReadView } from "./readView.ts";
 import type { WriteBatch } from "./writeBatch.ts";
 
 /** How much history a node keeps (docs/decisions/011-pruning.md). */
@@ -106,13 +105,13 @@ export class Pruner {
   }
 
   /** Lowest height whose state trie is whole (0: every state since genesis). */
-  statesFrom(at?: ReadView): number {
-    return this.tables.meta.get(STATES_FROM, at) ?? 0;
+  statesFrom(): number {
+    return this.tables.meta.get(STATES_FROM) ?? 0;
   }
 
   /** Lowest block number above 0 that is stored; blocks from 1 below it were pruned. */
-  blocksFrom(at?: ReadView): number {
-    return this.tables.meta.get(BLOCKS_FROM, at) ?? 1;
+  blocksFrom(): number {
+    return this.tables.meta.get(BLOCKS_FROM) ?? 1;
   }
 
   /**

@@ -25,8 +25,9 @@ const FAILPOINT = Symbol("failpoint");
 /**
  * Writes recorded in order, to be made later by `apply` in one write: a block's write is first
  * planned here (reading only committed data, and free to throw: nothing is written yet), then
- * applied where nothing but puts and removes run. That matters for lmdb-js's `batch`, which
- * commits whatever its callback wrote even when the callback throws.
+ * applied where nothing but puts and removes run. So the write itself could be made elsewhere
+ * (lmdb-js's writer thread: an lmdb-js `batch` commits whatever its callback wrote even when the
+ * callback throws; tried, docs/performance.md).
  *
  * Reads made while planning do not see the plan's own writes.
  */

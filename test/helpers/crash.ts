@@ -105,7 +105,12 @@ export async function exitWithin(node: CrashableNode, timeoutMs: number, what: s
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new Error(`${what}: the process did not exit within ${timeoutMs} ms`)),
+      () =>
+        reject(
+          new Error(
+            `${what}: the process did not exit within ${timeoutMs} ms; its output:\n${node.output().slice(-4000)}`,
+          ),
+        ),
       timeoutMs,
     );
   });

@@ -1,71 +1,19 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { setImmediate as nextTurn } from "node:timers/promises";
-import type { BlockWrite, Commit, JsonValue, StoredBlock, Tx } from "../../../src/chain/index.ts";
+import type { BlockWrite, JsonValue, StoredBlock } from "../../../src/chain/index.ts";
 import { LmdbStore } from "../../../src/storage/index.ts";
-import { ACCOUNTS, openChain, produce, userWrites, VALIDATOR } from "../../helpers/smallChain.ts";
+import { VALIDATOR } from "../../helpers/smallChain.ts";
 import { withTempDir } from "../../helpers/tempDir.ts";
 
 /**
- * A block's write (LmdbStore.commitBlock): planned on the node's thread, made by lmdb-js's writer
- * thread. The node's thread stays free meanwhile, and nothing it reads shows the block before the
- * write's promise resolves (the chain moves its head then); pruning, planned before the write,
- * leaves alone what the same write puts.
+ * A block's write (LmdbStore.commitBlock) is planned (storage/writeBatch.ts) before it is made, so
+ * pruning, planned with it, reads the store as it was before the write: it must leave alone what
+ * the same write puts.
  */
 
 const withDir = (run: (dir: string) => Promise<void>) => withTempDir("block-write", run);
 
-/** A value big enough that 3,000 of them make many pages. */
-const BIG = "x".repeat(200);
-
 describe("a block's write (storage/lmdbStore.ts commitBlock)", () => {
-  it("leaves the thread free while LMDB writes, and shows the block to reads only once it resolves", () =>
-    withDir(async (dir) => {
-      const store = new LmdbStore(dir);
-      const chain = await openChain(store);
-      const nonces = new Map<string, number>();
-      await produce(
-        chain,
-        userWrites(nonces, 10, () => BIG),
-      );
-      const txs = userWrites(nonces, 3_000, () => BIG);
-      const executed = await chain.execute(txs, VALIDATOR, chain.head().header.timestamp + 1000);
-      const commit: Commit = { height: 2, round: 0, block_hash: executed.hash, signatures: [] };
-      const path = (tx: Tx) => (tx.operation as { ref: string }).ref;
-      const before = () => ({
-        head: store.headNumber(),
-        block: store.getBlock(2),
-        tx: store.getConfirmedTx((txs.at(-1) as Tx).hash),
-        leaf: store.getLeaf(path(txs.at(-1) as Tx)),
-        below: [...store.leafPathsBelow(`/users/${ACCOUNTS[0]}`)].length,
-      });
-      const expected = before();
-      assert.equal(expected.head, 1);
-      let resolved = false;
-      const committing = chain.commit(executed, commit, [VALIDATOR]).then(() => {
-        resolved = true;
-      });
-      // Turns of this thread while the write is under way: each reads the store as before it.
-      let turns = 0;
-      while (!resolved) {
-        await nextTurn();
-        if (resolved) break;
-        turns++;
-        assert.deepEqual(before(), expected, `turn ${turns}: the block is visible before its write resolved`);
-      }
-      await committing;
-      assert.ok(turns > 0, "the thread was blocked for the whole write");
-      assert.equal(store.headNumber(), 2);
-      assert.equal(store.getBlock(2)?.hash, executed.hash);
-      assert.equal(store.getConfirmedTx((txs.at(-1) as Tx).hash)?.block_number, 2);
-      assert.equal(store.getLeaf(path(txs.at(-1) as Tx)), BIG);
-      await store.close();
-      // And it is durable: a reopened store holds it.
-      const reopened = new LmdbStore(dir);
-      assert.equal(reopened.headNumber(), 2);
-      await reopened.close();
-    }));
-
   it("keeps a deletion record the same write makes when pruning drops the old one of that path", () =>
     withDir(async (dir) => {
       // Two kept states; one old block retires so many nodes that pruning (about 2,000 deletions
