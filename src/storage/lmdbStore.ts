@@ -193,8 +193,7 @@ export class LmdbStore implements ChainStore {
 
   /** Paths strictly below `path` that a block from deletionsFrom() on deleted, in key order. */
   *deletedPathsBelow(path: string): Iterable<string> {
-    const range = { start: `${path}/`, end: `${path}0` };
-    for (const key of this.stateDeleted.getKeys(range)) yield key;
+    for (const key of this.stateDeleted.getKeys({ start: `${path}/`, end: `${path}0` })) yield key;
   }
 
   /** The first height whose deletions are recorded: subtrees can be listed at heights from it. */
@@ -209,8 +208,7 @@ export class LmdbStore implements ChainStore {
   validatorSetAt(height: number): Validator[] | undefined {
     if (!Number.isSafeInteger(height) || height < 0) return undefined;
     const start = Math.min(height, 0xffffffff);
-    const range = { start, reverse: true, limit: 1 };
-    for (const { value } of this.validatorSets.getRange(range)) return value;
+    for (const { value } of this.validatorSets.getRange({ start, reverse: true, limit: 1 })) return value;
     return undefined;
   }
 
