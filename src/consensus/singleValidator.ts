@@ -149,6 +149,9 @@ export class SingleValidatorProducer {
   /** Builds, signs and commits one block from the pool. */
   async produce(): Promise<StoredBlock | undefined> {
     const txs = this.pool.selectForBlock();
+    // What this selection leaves in the pool; transactions that arrive while the block is made
+    // were not offered to it, and count toward the next block's worth.
+    const notTaken = this.pool.size - txs.length;
     this.lastFull = false;
     if (txs.length === 0) {
       this.leftBehind = this.pool.size;
@@ -175,7 +178,7 @@ export class SingleValidatorProducer {
     this.pool.removeCommitted(block.tx_hashes);
     failpoint("commit.afterPoolPrune");
     this.lastFull = this.isFull(block);
-    this.leftBehind = this.lastFull ? 0 : this.pool.size;
+    this.leftBehind = this.lastFull ? 0 : notTaken;
     this.events.onBlock?.(block, executed);
     return block;
   }
