@@ -1,7 +1,6 @@
 import type { Database } from "lmdb";
 import { type ConfirmedTx, historyAddresses, historyAddressesExecuted } from "../chain/index.ts";
 import { bytesToHex, hexToBytes } from "../crypto/index.ts";
-import type { TableWrites } from "./writeBatch.ts";
 
 /**
  * The history index (`tx_by_address`, docs/decisions/013-history-index.md): one entry per
@@ -49,7 +48,7 @@ function historyKey(address: Uint8Array, block: number, index: number): Uint8Arr
 
 const clampUint32 = (n: number): number => Math.max(0, Math.min(MAX_UINT32, Math.floor(n)));
 
-/** Reads and writes `tx_by_address`; the caller's `writes` make (or record) its writes. */
+/** Reads and writes `tx_by_address`; writes happen inside the caller's write transaction. */
 export class HistoryIndex {
   private readonly table: Database<Uint8Array, Uint8Array>;
 
@@ -62,7 +61,7 @@ export class HistoryIndex {
    * execution found each one credited (BlockWrite.credited); without it the accounts are
    * recomputed from the transaction (a restored snapshot's block).
    */
-  add(writes: TableWrites, txs: readonly ConfirmedTx[], credited?: readonly (string | undefined)[]): number {
+  add(txs: readonly ConfirmedTx[], credited?: readonly (string | undefined)[]): number {
     let written = 0;
     for (const [i, confirmed] of txs.entries()) {
       const hash = hexToBytes(confirmed.tx.hash);
@@ -71,7 +70,7 @@ export class HistoryIndex {
           ? historyAddresses(confirmed.tx, confirmed.result)
           : historyAddressesExecuted(confirmed.tx, credited[i]);
       for (const key of this.keysFor(confirmed, accounts)) {
-        writes.put(this.table, key, hash);
+        this.table.put(key, hash);
         written++;
       }
     }
@@ -79,11 +78,11 @@ export class HistoryIndex {
   }
 
   /** Removes the entries of committed transactions (their block is being pruned); returns how many. */
-  remove(writes: TableWrites, txs: Iterable<ConfirmedTx>): number {
+  remove(txs: Iterable<ConfirmedTx>): number {
     let removed = 0;
     for (const confirmed of txs) {
       for (const key of this.keysOf(confirmed)) {
-        writes.remove(this.table, key);
+        this.table.remove(key);
         removed++;
       }
     }

@@ -30,7 +30,6 @@ import {
   STATES_FROM,
 } from "./pruning.ts";
 import { DATABASES, SCHEMA_VERSION } from "./schema.ts";
-import { directWrites, WriteBatch } from "./writeBatch.ts";
 
 /**
  * Entries pruning may delete in one block's write: twice what the block wrote, so that it gains
@@ -247,74 +246,57 @@ export class LmdbStore implements ChainStore {
 
   /**
    * Writes the block, its indexes, state and trie nodes, the new head and the removal of
-   * `write.journalRemovals` from the pool journal in one transaction, planned first
-   * (planBlockWrite) and then made at once.
-   *
-   * Synchronous on purpose: an asynchronous lmdb-js write (a `batch` made by its writer thread)
-   * becomes visible to readers before its promise resolves. Made that way with every read pinned
-   * to the commit before it while the write was in flight, dev nodes under load stalled for good
-   * in 2 of 4 loaded runs of test/e2e/failpoints.test.ts (no block committed, no journal write
-   * made for 20 s) and four validators once for seconds: reverted until that is understood
-   * (docs/performance.md, "Block writes off the event loop…").
+   * `write.journalRemovals` from the pool journal in one transaction.
+   * Synchronous on purpose: an async lmdb transaction becomes visible to readers before its promise
+   * resolves, so RPC could see a transaction in block N while the in-memory head is still N-1 and
+   * the pool still holds it. Committing in-thread makes the store, head and pool change together.
    */
   async commitBlock(write: BlockWrite): Promise<void> {
-    const batch = new WriteBatch();
-    const unjournaled = this.planBlockWrite(write, batch);
-    this.root.transactionSync(() => batch.apply());
+    const { block } = write;
+    let unjournaled: string[] = [];
+    this.root.transactionSync(() => {
+      this.blocks.put(block.header.number, block);
+      if (write.parent !== undefined) this.blocks.put(write.parent.header.number, write.parent);
+      this.blockNumbers.put(block.hash, block.header.number);
+      for (const confirmed of write.txs) this.txs.put(confirmed.tx.hash, confirmed);
+      const indexed = this.history.add(write.txs, write.credited);
+      unjournaled = this.journal.removeInTransaction(write.journalRemovals);
+      failpoint("commit.afterBlockWrites");
+      const deleted: string[] = [];
+      for (const [path, value] of write.stateChanges) {
+        if (value !== null) this.state.put(path, value);
+        // A change to null may name a path that held nothing (SET_VALUE clears its target first).
+        else if (this.state.doesExist(path)) {
+          this.state.remove(path);
+          this.stateDeleted.put(path, block.header.number);
+          deleted.push(path);
+        }
+      }
+      // Ids only grow, so these land at the end of the table: appended pages, not rewritten ones.
+      let written = write.txs.length + indexed;
+      for (const [id, record] of write.trie.nodes) {
+        this.trie.put(id, record);
+        written++;
+      }
+      if (this.pruner.prunesStates) this.recordRetired(write, deleted);
+      if (write.trie.root !== undefined) this.trieRoots.put(write.trie.root.hash, write.trie.root.id);
+      for (const [address, stake] of write.stakeChanges) {
+        if (stake === 0) this.stakes.remove(address);
+        else this.stakes.put(address, stake);
+      }
+      if (write.validatorSet !== undefined) {
+        this.validatorSets.put(write.validatorSet.fromHeight, write.validatorSet.validators);
+      }
+      failpoint("commit.afterStateWrites");
+      this.pruner.prune(block.header.number, pruneBudget(written));
+      this.meta.put("head", block.header.number);
+      this.meta.put("schema_version", SCHEMA_VERSION);
+      failpoint("commit.afterHeadWrite");
+    });
     // Inside commitTogether the removals are undone if its write fails: forgotten after it commits.
     if (this.together) this.togetherRemovals.push(...unjournaled);
     else this.journal.forget(unjournaled);
     failpoint("commit.afterTxnCommit");
-  }
-
-  /**
-   * Records `write`'s block in `batch`: reads committed data only and writes nothing, so it may
-   * throw without leaving a partial write. Returns the hashes whose journal entries it removes.
-   */
-  private planBlockWrite(write: BlockWrite, batch: WriteBatch): string[] {
-    const { block } = write;
-    batch.put(this.blocks, block.header.number, block);
-    if (write.parent !== undefined) batch.put(this.blocks, write.parent.header.number, write.parent);
-    batch.put(this.blockNumbers, block.hash, block.header.number);
-    for (const confirmed of write.txs) batch.put(this.txs, confirmed.tx.hash, confirmed);
-    const indexed = this.history.add(batch, write.txs, write.credited);
-    const unjournaled = this.journal.removeInWrite(batch, write.journalRemovals);
-    batch.failpoint("commit.afterBlockWrites");
-    const deleted: string[] = [];
-    for (const [path, value] of write.stateChanges) {
-      if (value !== null) batch.put(this.state, path, value);
-      // A change to null may name a path that held nothing (SET_VALUE clears its target first).
-      else if (this.state.doesExist(path)) {
-        batch.remove(this.state, path);
-        batch.put(this.stateDeleted, path, block.header.number);
-        deleted.push(path);
-      }
-    }
-    // Ids only grow, so these land at the end of the table: appended pages, not rewritten ones.
-    let written = write.txs.length + indexed;
-    for (const [id, record] of write.trie.nodes) {
-      batch.put(this.trie, id, record);
-      written++;
-    }
-    if (this.pruner.prunesStates) this.recordRetired(batch, write, deleted);
-    if (write.trie.root !== undefined) batch.put(this.trieRoots, write.trie.root.hash, write.trie.root.id);
-    for (const [address, stake] of write.stakeChanges) {
-      if (stake === 0) batch.remove(this.stakes, address);
-      else batch.put(this.stakes, address, stake);
-    }
-    if (write.validatorSet !== undefined) {
-      batch.put(this.validatorSets, write.validatorSet.fromHeight, write.validatorSet.validators);
-    }
-    batch.failpoint("commit.afterStateWrites");
-    this.pruner.prune(batch, block.header.number, pruneBudget(written), {
-      root: write.trie.root?.hash,
-      deleted: new Set(deleted),
-      txHashes: new Set(block.tx_hashes),
-    });
-    batch.put(this.meta, "head", block.header.number);
-    batch.put(this.meta, "schema_version", SCHEMA_VERSION);
-    batch.failpoint("commit.afterHeadWrite");
-    return unjournaled;
   }
 
   /**
@@ -378,15 +360,14 @@ export class LmdbStore implements ChainStore {
    * Notes what `write`'s block retired from the trie: its nodes, and its parent's root entry when
    * the root changed (an empty block keeps its parent's root, which then retires nothing).
    */
-  private recordRetired(batch: WriteBatch, write: BlockWrite, deleted: string[]): void {
+  private recordRetired(write: BlockWrite, deleted: string[]): void {
     const { block, trie } = write;
     const entry: RetiredEntry = { ids: packIds(trie.retired) };
     if (deleted.length > 0) entry.deleted = deleted;
     if (trie.parent !== undefined && trie.parent.hash !== trie.root?.hash) {
       Object.assign(entry, { root: trie.parent.hash, rootId: trie.parent.id });
     }
-    if (entry.ids.length > 0 || entry.root !== undefined)
-      batch.put(this.trieRetired, block.header.number, entry);
+    if (entry.ids.length > 0 || entry.root !== undefined) this.trieRetired.put(block.header.number, entry);
   }
 
   /**
@@ -441,10 +422,7 @@ export class LmdbStore implements ChainStore {
       for (const confirmed of restore.txs) this.txs.put(confirmed.tx.hash, confirmed);
       // Only the snapshot block's own are in a kept block; the others it carries are for the
       // replay check of unordered transactions, and their blocks are not here.
-      this.history.add(
-        directWrites,
-        restore.txs.filter((confirmed) => confirmed.block_number === height),
-      );
+      this.history.add(restore.txs.filter((confirmed) => confirmed.block_number === height));
       for (const [path, value] of restore.leaves) this.state.put(path, value);
       failpoint("snapshot.restoreInWrite");
       for (const [id, record] of restore.trie.nodes) this.trie.put(id, record);

@@ -1,7 +1,6 @@
 import type { Database, RootDatabase } from "lmdb";
 import type { Tx } from "../chain/index.ts";
 import { failpoint } from "../faults/index.ts";
-import { directWrites, type TableWrites } from "./writeBatch.ts";
 
 /** A journaled pool entry; `seq` restores arrival order after a restart. */
 export interface PoolRecord {
@@ -16,8 +15,8 @@ export interface PoolRecord {
  * and the tracking of its own asynchronous write transactions, which the store's grouped block
  * writes must not overlap (see hold).
  *
- * Entries of committed transactions leave in the block's own write: the store records them with
- * removeInWrite and calls forget once that write has committed.
+ * Entries of committed transactions leave in the block's own write transaction: the store calls
+ * removeInTransaction inside it and forget once it has committed.
  */
 export class LmdbPoolJournal {
   private readonly root: RootDatabase;
@@ -64,7 +63,7 @@ export class LmdbPoolJournal {
   async removePending(hashes: readonly string[]): Promise<void> {
     let removed: string[] = [];
     await this.write(() => {
-      removed = this.removeInWrite(directWrites, hashes);
+      removed = this.removeInTransaction(hashes);
     });
     this.forget(removed);
   }
@@ -80,16 +79,16 @@ export class LmdbPoolJournal {
   }
 
   /**
-   * Removes, by the caller's `writes`, the entries of `hashes` the journal holds and returns their
-   * hashes. They stay in the index until `forget` (call it once that write has committed), so a
-   * write that fails leaves index and table in agreement.
+   * Inside the caller's write transaction: removes the entries of `hashes` the journal holds and
+   * returns their hashes. They stay in the index until `forget` (call it once that transaction
+   * has committed), so a transaction that fails leaves index and table in agreement.
    */
-  removeInWrite(writes: TableWrites, hashes: readonly string[]): string[] {
+  removeInTransaction(hashes: readonly string[]): string[] {
     const removed: string[] = [];
     for (const hash of hashes) {
       const seq = this.seqs.get(hash);
       if (seq === undefined) continue;
-      writes.remove(this.journal, seq);
+      this.journal.remove(seq);
       removed.push(hash);
     }
     return removed;
@@ -119,7 +118,7 @@ export class LmdbPoolJournal {
     };
   }
 
-  /** Resolves once the journal's writes under way have ended. */
+  /** Resolves once the journal's write transactions under way have ended. */
   async writesEnded(): Promise<void> {
     while (this.writes.size > 0) await Promise.allSettled([...this.writes]);
   }

@@ -6,9 +6,9 @@ import { VALIDATOR } from "../../helpers/smallChain.ts";
 import { withTempDir } from "../../helpers/tempDir.ts";
 
 /**
- * A block's write (LmdbStore.commitBlock) is planned (storage/writeBatch.ts) before it is made, so
- * pruning, planned with it, reads the store as it was before the write: it must leave alone what
- * the same write puts.
+ * A block's write (LmdbStore.commitBlock) prunes inside it: pruning an old entry must leave alone
+ * what the same write puts (a write planned before it is made, as tried for an off-thread write,
+ * reads the store as it was and must say so explicitly).
  */
 
 const withDir = (run: (dir: string) => Promise<void>) => withTempDir("block-write", run);

@@ -8,7 +8,6 @@ import {
   type PoolRecord,
   SCHEMA_VERSION,
 } from "../../../src/storage/index.ts";
-import { directWrites } from "../../../src/storage/writeBatch.ts";
 import { openChain, produce, transfer } from "../../helpers/smallChain.ts";
 import { withTempDir } from "../../helpers/tempDir.ts";
 
@@ -131,7 +130,7 @@ describe("LmdbPoolJournal (the store's pool journal)", () => {
       await journal.savePending([{ seq: 0, tx }]);
       assert.throws(() =>
         root.transactionSync(() => {
-          assert.deepEqual(journal.removeInWrite(directWrites, [tx.hash, "0xnot-journaled"]), [tx.hash]);
+          assert.deepEqual(journal.removeInTransaction([tx.hash, "0xnot-journaled"]), [tx.hash]);
           throw new Error("the block's write failed");
         }),
       );
