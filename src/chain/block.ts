@@ -18,14 +18,32 @@ export function transactionsHash(txHashes: readonly string[]): string {
   return bytesToHex(keccak256(joined));
 }
 
-/** Block size: byte length of the canonical JSON of its transactions (block form) list. */
+/**
+ * Block size: byte length of the canonical JSON of its transactions (block form) list, which is
+ * `[`, the transactions' canonical JSON joined by commas, and `]`: so it is summed from their sizes.
+ */
 export function blockSize(txs: readonly Tx[]): number {
-  return Buffer.byteLength(canonicalJson(txs), "utf8");
+  let size = 2 + Math.max(0, txs.length - 1);
+  for (const tx of txs) size += txSize(tx);
+  return size;
 }
+
+/**
+ * Sizes already measured, by transaction object. A transaction is measured when the pool selects
+ * it and again when its block is executed (and by each proposal check); its canonical JSON is
+ * about 10 µs to write, a lookup here 0.05. A transaction is never changed after it is made (its
+ * hash and signature cover the same body), so a size stays true for its object's life.
+ */
+const measuredSizes = new WeakMap<Tx, number>();
 
 /** Byte length one transaction adds to `blockSize` (plus one comma between entries). */
 export function txSize(tx: Tx): number {
-  return Buffer.byteLength(canonicalJson(tx), "utf8");
+  let size = measuredSizes.get(tx);
+  if (size === undefined) {
+    size = Buffer.byteLength(canonicalJson(tx), "utf8");
+    measuredSizes.set(tx, size);
+  }
+  return size;
 }
 
 /** Hash of a commit certificate, carried by the next block's header; "" when there is none. */
