@@ -31,6 +31,26 @@ describe("keccak256", () => {
     );
   });
 
+  it("utf8Bytes equals TextEncoder for any text: ASCII, non-ASCII, lone surrogates, either side of its fast path's 64 (property)", () => {
+    const encoder = new TextEncoder();
+    const same = (text: string) => assert.deepEqual(utf8Bytes(text), encoder.encode(text), text.slice(0, 40));
+    fc.assert(fc.property(fc.string({ unit: "binary", maxLength: 200 }), same), { numRuns: 500 });
+    fc.assert(fc.property(fc.string({ unit: "binary-ascii", maxLength: 100 }), same), { numRuns: 500 });
+    for (const text of [
+      "",
+      "0",
+      "123456",
+      "\u007f",
+      "\u0080",
+      "a".repeat(64),
+      "a".repeat(65),
+      `${"a".repeat(63)}é`,
+      "\ud800",
+    ]) {
+      same(text);
+    }
+  });
+
   it("keccakText equals keccak256 of the UTF-8 bytes for any text, short or over its buffer (property)", async () => {
     await keccakReady;
     const same = (text: string) =>
