@@ -30,6 +30,11 @@ describe("deriveAccounts", () => {
     }
   });
 
+  it("gives hardhat's account 9 (the last a dev chain funds)", () => {
+    const accounts = deriveAccounts(TEST_MNEMONIC, 10);
+    assert.equal(accounts[9]?.address, "0xa0Ee7A142d267C1f36714E4a8F75612F20a79720");
+  });
+
   it("gives no accounts for a count of 0", () => {
     assert.deepEqual(deriveAccounts(TEST_MNEMONIC, 0), []);
   });
