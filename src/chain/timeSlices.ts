@@ -3,10 +3,10 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 /**
  * Long synchronous work cut into turns of the event loop. Executing and hashing a block of 5,000
  * transactions takes the thread 100–200 ms; in one piece, every request that arrived meanwhile
- * waited for all of it (a dev node's balance reads: p99 39 ms while committing, 5–8 ms idle), and
- * the signature threads sat idle for want of new jobs. `pause` yields once the current slice has
- * run `sliceMs`; the work's own state is private to it (Chain.execute holds the chain busy), so
- * what runs in between sees the committed state as before.
+ * waited for all of it, and the signature threads sat idle for want of new jobs (docs/
+ * performance.md, "Block writes off the event loop, blocks back to back, execution in slices").
+ * `pause` yields once the current slice has run `sliceMs`; the work's own state is private to it
+ * (Chain.execute holds the chain busy), so what runs in between sees the committed state as before.
  */
 export class TimeSlices {
   private readonly sliceMs: number;
