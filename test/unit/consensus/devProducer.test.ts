@@ -133,23 +133,25 @@ function setup(
   const settle = async () => {
     for (let i = 0; i < 20; i++) await nextTurn();
   };
+  /** Transactions arrive as admission hands them over: the pool grows, the producer is told. */
+  const arrive = async (list: Tx[]) => {
+    pool.add(list);
+    producer.notify();
+    await settle();
+  };
   /** Sizes and times (from `start`) of the blocks made since `from`. */
   const made = (from: number, start: number) =>
     chain.blocks.slice(from).map((b) => [b.tx_hashes.length, b.header.timestamp - start]);
-  return { clock, chain, pool, producer, settle, made, errors };
+  return { clock, chain, pool, producer, settle, arrive, made, errors };
 }
 
 describe("dev block producer (consensus/singleValidator.ts), manual clock", () => {
   it("makes at most one block per block time while its blocks are not full", async () => {
-    const { clock, pool, producer, settle, made } = setup(5_000);
+    const { clock, producer, settle, arrive, made } = setup(5_000);
     const start = clock.now();
     producer.start();
-    pool.add(txs(4));
-    producer.notify();
-    await settle();
-    pool.add(txs(3));
-    producer.notify();
-    await settle();
+    await arrive(txs(4));
+    await arrive(txs(3));
     assert.deepEqual(made(1, start), [[4, 0]], "the second batch waits for the block time");
     clock.fireNext(start + BLOCK_TIME - 1);
     await settle();
@@ -164,7 +166,7 @@ describe("dev block producer (consensus/singleValidator.ts), manual clock", () =
   });
 
   it("makes the next block at once after a full one, until a block is not full", async () => {
-    const { clock, pool, producer, settle, made } = setup(5_000);
+    const { clock, pool, producer, settle, arrive, made } = setup(5_000);
     const start = clock.now();
     pool.add(txs(25));
     producer.start();
@@ -176,9 +178,7 @@ describe("dev block producer (consensus/singleValidator.ts), manual clock", () =
       [5, 2],
     ]);
     // The last block was not full: fewer than a block's worth wait for the block time again.
-    pool.add(txs(8));
-    producer.notify();
-    await settle();
+    await arrive(txs(8));
     assert.equal(made(1, start).length, 3);
     clock.fireNext();
     await settle();
@@ -187,18 +187,14 @@ describe("dev block producer (consensus/singleValidator.ts), manual clock", () =
   });
 
   it("makes the next block at once when the pool holds a full block's worth, after a block that was not", async () => {
-    const { clock, pool, producer, settle, made } = setup(5_000);
+    const { clock, pool, producer, settle, arrive, made } = setup(5_000);
     const start = clock.now();
     pool.add(txs(4));
     producer.start();
     await settle();
-    pool.add(txs(6));
-    producer.notify();
-    await settle();
+    await arrive(txs(6));
     assert.deepEqual(made(1, start), [[4, 0]], "six wait for the block time");
-    pool.add(txs(4));
-    producer.notify();
-    await settle();
+    await arrive(txs(4));
     // Fourteen wait: a full block's worth goes at once (its timestamp the parent's + 1 ms).
     assert.deepEqual(made(1, start), [
       [4, 0],
@@ -208,7 +204,7 @@ describe("dev block producer (consensus/singleValidator.ts), manual clock", () =
   });
 
   it("waits the block time when the pool is full of transactions no block can take", async () => {
-    const { clock, pool, producer, settle, made, errors } = setup(5_000);
+    const { clock, pool, producer, settle, arrive, made, errors } = setup(5_000);
     const start = clock.now();
     const stuck = txs(12);
     for (const tx of stuck) pool.held.add(tx.hash);
@@ -218,13 +214,9 @@ describe("dev block producer (consensus/singleValidator.ts), manual clock", () =
     assert.deepEqual(made(1, start), [], "nothing to take");
     assert.deepEqual(errors, [], "no spinning on the full pool");
     assert.equal(pool.selections, 1);
-    pool.add(txs(1));
-    producer.notify();
-    await settle();
+    await arrive(txs(1));
     assert.deepEqual(made(1, start), [[1, 0]]);
-    pool.add(txs(1));
-    producer.notify();
-    await settle();
+    await arrive(txs(1));
     assert.equal(made(1, start).length, 1, "the pool's size is no reason: its transactions cannot go");
     clock.fireNext();
     await settle();
@@ -238,7 +230,7 @@ describe("dev block producer (consensus/singleValidator.ts), manual clock", () =
   it("counts a block without room for one more transaction of the largest size as full", async () => {
     // Blocks of at most 1,000 bytes and transactions of up to 300: a block of 3 × 250 + 2 bytes
     // has no room for a fourth of 300, though it holds fewer than MAX_TXS.
-    const { clock, pool, producer, settle, made } = setup(5_000, {
+    const { clock, pool, producer, settle, arrive, made } = setup(5_000, {
       maxBlockTxs: MAX_TXS,
       maxBlockBytes: 1000,
       maxTxBytes: 300,
@@ -247,9 +239,7 @@ describe("dev block producer (consensus/singleValidator.ts), manual clock", () =
     pool.add(txs(3, 250));
     producer.start();
     await settle();
-    pool.add(txs(2, 100));
-    producer.notify();
-    await settle();
+    await arrive(txs(2, 100));
     assert.deepEqual(made(1, start), [
       [3, 0],
       [2, 1],
