@@ -37,6 +37,13 @@ import { NODE_VERSION } from "./version.ts";
 
 const normalize = (address: string): string => (isAddress(address) ? toChecksumAddress(address) : address);
 
+/** The genesis's block limits, as the pool's selection and the dev producer take them. */
+const blockLimits = ({ consensus }: Genesis) => ({
+  maxBlockTxs: consensus.max_block_txs,
+  maxBlockBytes: consensus.max_block_bytes,
+  maxTxBytes: consensus.max_tx_bytes,
+});
+
 /** How long a dev node's block execution holds the event loop at a time (ChainOptions). */
 const DEV_EXECUTION_SLICE_MS = 5;
 
@@ -191,10 +198,7 @@ export class ChainNode {
       );
       const restored = await admission.restore(store.journal.loadPending());
       // The one object every path that makes or commits blocks gets from the pool.
-      const pool = new PendingPool(admission, {
-        maxBlockTxs: genesis.consensus.max_block_txs,
-        maxBlockBytes: genesis.consensus.max_block_bytes,
-      });
+      const pool = new PendingPool(admission, blockLimits(genesis));
 
       const blocks = await startBlockMaking({
         clock,
@@ -386,11 +390,7 @@ async function startBlockMaking(parts: {
     {
       chainId: genesis.chain_id,
       blockTimeMs: options.blockTimeMs ?? genesis.consensus.block_time_ms,
-      limits: {
-        maxBlockTxs: genesis.consensus.max_block_txs,
-        maxBlockBytes: genesis.consensus.max_block_bytes,
-        maxTxBytes: genesis.consensus.max_tx_bytes,
-      },
+      limits: blockLimits(genesis),
     },
     {
       onBlock: (block) =>
