@@ -153,13 +153,28 @@ export function armFailpoint(spec: FailpointSpec | undefined): void {
 }
 
 /**
+ * Counts one reaching of `name` and says whether the process must die there now (the armed
+ * point, reached for the n-th time). For a point that another thread passes (the store's block
+ * writer): this thread counts, and the writer kills where it is told to.
+ */
+export function failpointDue(name: FailpointName): boolean {
+  if (armed === undefined || armed.name !== name) return false;
+  armed.reached += 1;
+  return armed.reached >= armed.at;
+}
+
+/** The line a failpoint writes to stderr before the kill. */
+export function failpointLine(name: FailpointName): string {
+  return `failpoint ${name} reached (${armed?.reached ?? 0}): killing the process\n`;
+}
+
+/**
  * Marks a point on a durability path. When this point is armed and reached for the n-th time,
- * writes one line to stderr (synchronously) and kills the process with SIGKILL.
+ * writes one line to stderr (synchronously) and kills the process with SIGKILL: no `finally`, no
+ * exit handler, no flush. (storage/blockWriterThread.mjs does the same where failpointDue says.)
  */
 export function failpoint(name: FailpointName): void {
-  if (armed === undefined || armed.name !== name) return;
-  armed.reached += 1;
-  if (armed.reached < armed.at) return;
-  writeSync(2, `failpoint ${name} reached (${armed.reached}): killing the process\n`);
+  if (!failpointDue(name)) return;
+  writeSync(2, failpointLine(name));
   process.kill(process.pid, "SIGKILL");
 }

@@ -16,6 +16,8 @@ export {
   type FailpointPath,
   type FailpointSpec,
   failpoint,
+  failpointDue,
+  failpointLine,
   parseFailpoint,
 } from "./failpoints.ts";
 

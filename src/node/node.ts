@@ -149,7 +149,9 @@ export class ChainNode {
     armFailpoint(options.faults.failpoint);
     const paths = homePaths(options.home);
     mkdirSync(paths.data, { recursive: true });
-    const store = new LmdbStore(paths.data, options.storage);
+    // A dev node's blocks are written off its event loop, which meanwhile answers reads and
+    // admits; a validator's are not yet (docs/decisions/018-block-writer-thread.md).
+    const store = new LmdbStore(paths.data, options.storage, { writeThread: mode.kind === "dev" });
     let started: BlockMaking | undefined;
     let live: LiveUpdates | undefined;
     let verifier: SignatureWorkers | undefined;

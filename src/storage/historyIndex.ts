@@ -1,6 +1,8 @@
 import type { Database } from "lmdb";
 import { type ConfirmedTx, historyAddresses, historyAddressesExecuted } from "../chain/index.ts";
 import { bytesToHex, hexToBytes } from "../crypto/index.ts";
+import type { ReadView } from "./readView.ts";
+import type { TableWrites } from "./writeBatch.ts";
 
 /**
  * The history index (`tx_by_address`, docs/decisions/013-history-index.md): one entry per
@@ -48,7 +50,7 @@ function historyKey(address: Uint8Array, block: number, index: number): Uint8Arr
 
 const clampUint32 = (n: number): number => Math.max(0, Math.min(MAX_UINT32, Math.floor(n)));
 
-/** Reads and writes `tx_by_address`; writes happen inside the caller's write transaction. */
+/** Reads and writes `tx_by_address`; the caller's `writes` make (or record) its writes. */
 export class HistoryIndex {
   private readonly table: Database<Uint8Array, Uint8Array>;
 
@@ -61,7 +63,7 @@ export class HistoryIndex {
    * execution found each one credited (BlockWrite.credited); without it the accounts are
    * recomputed from the transaction (a restored snapshot's block).
    */
-  add(txs: readonly ConfirmedTx[], credited?: readonly (string | undefined)[]): number {
+  add(writes: TableWrites, txs: readonly ConfirmedTx[], credited?: readonly (string | undefined)[]): number {
     let written = 0;
     for (const [i, confirmed] of txs.entries()) {
       const hash = hexToBytes(confirmed.tx.hash);
@@ -70,7 +72,7 @@ export class HistoryIndex {
           ? historyAddresses(confirmed.tx, confirmed.result)
           : historyAddressesExecuted(confirmed.tx, credited[i]);
       for (const key of this.keysFor(confirmed, accounts)) {
-        this.table.put(key, hash);
+        writes.put(this.table, key, hash);
         written++;
       }
     }
@@ -78,11 +80,11 @@ export class HistoryIndex {
   }
 
   /** Removes the entries of committed transactions (their block is being pruned); returns how many. */
-  remove(txs: Iterable<ConfirmedTx>): number {
+  remove(writes: TableWrites, txs: Iterable<ConfirmedTx>): number {
     let removed = 0;
     for (const confirmed of txs) {
       for (const key of this.keysOf(confirmed)) {
-        this.table.remove(key);
+        writes.remove(this.table, key);
         removed++;
       }
     }
@@ -90,7 +92,7 @@ export class HistoryIndex {
   }
 
   /** The entries of `address` (0x + 40 hex, any case), newest first, as `query` bounds them. */
-  entries(address: string, query: HistoryQuery): HistoryEntry[] {
+  entries(address: string, query: HistoryQuery, at?: ReadView): HistoryEntry[] {
     const account = hexToBytes(address);
     const fromBlock = clampUint32(query.fromBlock);
     const upTo = { block: clampUint32(query.upTo.block), index: clampUint32(query.upTo.index) };
@@ -105,6 +107,7 @@ export class HistoryIndex {
           : historyKey(account, fromBlock - 1, MAX_UINT32),
       reverse: true,
       limit: query.limit,
+      ...at,
     });
     const out: HistoryEntry[] = [];
     for (const { key, value } of range) {

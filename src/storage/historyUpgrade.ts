@@ -3,6 +3,7 @@ import type { ConfirmedTx, StoredBlock } from "../chain/index.ts";
 import { failpoint } from "../faults/index.ts";
 import type { HistoryIndex } from "./historyIndex.ts";
 import { BLOCKS_FROM } from "./pruning.ts";
+import { directWrites } from "./writeBatch.ts";
 
 /**
  * meta key: the next block whose transactions the upgrade to schema 6 indexes by address. Present
@@ -78,7 +79,7 @@ function indexBlocks(
     for (const hash of block?.tx_hashes ?? []) {
       const confirmed = txs.get(hash);
       if (confirmed === undefined) throw new Error(`block ${next} lists missing tx ${hash}`);
-      history.add([confirmed]);
+      history.add(directWrites, [confirmed]);
       count++;
     }
     next++;

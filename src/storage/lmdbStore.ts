@@ -1,4 +1,4 @@
-import { type Database, open, type RootDatabase } from "lmdb";
+import { type Database, type Key, open, type RootDatabase } from "lmdb";
 import type {
   BlockWrite,
   ChainStore,
@@ -23,23 +23,28 @@ import {
   BLOCKS_FROM,
   DELETIONS_FROM,
   defaultRetention,
-  packIds,
   Pruner,
   type RetentionOptions,
   type RetiredEntry,
   STATES_FROM,
 } from "./pruning.ts";
-import { DATABASES, SCHEMA_VERSION } from "./schema.ts";
+import type { ReadView } from "./readView.ts";
+import { BlockWriter } from "./blockWriter.ts";
+import { type BlockTables, planBlockWrite } from "./blockWritePlan.ts";
+import { ENVIRONMENT_OPTIONS, openTable, SCHEMA_VERSION, type TableName } from "./schema.ts";
+import { directWrites, WriteBatch } from "./writeBatch.ts";
 
-/**
- * Entries pruning may delete in one block's write: twice what the block wrote, so that it gains
- * on a steady load (a block retires about as many trie nodes as it writes), plus a floor so that
- * quiet blocks catch up with a backlog. Bounded, so that no commit holds the writer for long.
- */
-const PRUNE_FLOOR = 2_000;
-/** Named databases this environment may hold: room beyond schema.ts's for later schemas. */
-const MAX_DATABASES = 32;
-const pruneBudget = (written: number): number => PRUNE_FLOOR + 2 * written;
+export interface StoreOptions {
+  /**
+   * Blocks are written by a thread of the store's own (blockWriter.ts), not on the caller's
+   * event loop: the loop answers reads and admits transactions meanwhile, at the cost of copying
+   * each block's writes to that thread (docs/decisions/018-block-writer-thread.md). Off: each
+   * block is written in one synchronous transaction on the caller's thread.
+   */
+  writeThread?: boolean;
+  /** Transactions per write of the schema-6 upgrade (tests make it small). */
+  historyRebuildBatchTxs?: number;
+}
 
 /**
  * Reads of one LMDB read transaction: a consistent view of the store as of one commit, however
@@ -88,33 +93,38 @@ export class LmdbStore implements ChainStore {
   private readonly validatorSets: Database<Validator[], number>;
   /** True while commitTogether's write transaction is open. */
   private together = false;
+  /**
+   * While a block's write is in flight on the block writer thread: a read transaction on the
+   * commit before it, which every read of this thread goes through (see commitBlock).
+   */
+  private at: ReadView;
+  /** What a block's write touches (blockWritePlan.ts). */
+  private readonly tables: BlockTables;
+  /** Makes the blocks' writes on a thread of its own, if StoreOptions.writeThread (see commitBlock). */
+  private readonly writer: BlockWriter | undefined;
+  /** The block write in flight on the writer thread, if any; settles when it has ended. */
+  private inFlight: Promise<unknown> | undefined;
 
   /**
-   * Opens (or creates) the environment at `path`, upgrading an older schema first.
-   * `historyRebuildBatchTxs`: transactions per write of the schema-6 upgrade (tests make it small).
+   * Opens (or creates) the environment at `path`, upgrading an older schema first (see
+   * StoreOptions).
    */
-  constructor(
-    path: string,
-    retention: RetentionOptions = defaultRetention,
-    historyRebuildBatchTxs = HISTORY_REBUILD_BATCH_TXS,
-  ) {
-    // lmdb-js allows 12 named databases by default; schema.ts lists 13 (and growing).
-    this.root = open({ path, compression: false, maxDbs: MAX_DATABASES });
-    this.meta = this.root.openDB({ name: DATABASES.meta });
-    this.blocks = this.root.openDB({ name: DATABASES.blocks, keyEncoding: "uint32" });
-    this.blockNumbers = this.root.openDB({ name: DATABASES.blockNumbers });
-    this.txs = this.root.openDB({ name: DATABASES.txs });
-    this.state = this.root.openDB({ name: DATABASES.state });
-    this.trie = this.root.openDB({ name: DATABASES.trie, encoding: "binary" });
-    this.trieRoots = this.root.openDB({ name: DATABASES.trieRoots });
-    this.trieRetired = this.root.openDB({ name: DATABASES.trieRetired, keyEncoding: "uint32" });
-    this.stateDeleted = this.root.openDB({ name: DATABASES.stateDeleted });
-    const journal = this.root.openDB<Tx, number>({ name: DATABASES.journal });
-    this.stakes = this.root.openDB({ name: DATABASES.stakers });
-    this.validatorSets = this.root.openDB({ name: DATABASES.validatorSets, keyEncoding: "uint32" });
-    this.history = new HistoryIndex(
-      this.root.openDB({ name: DATABASES.txByAddress, keyEncoding: "binary", encoding: "binary" }),
-    );
+  constructor(path: string, retention: RetentionOptions = defaultRetention, options: StoreOptions = {}) {
+    this.root = open({ path, ...ENVIRONMENT_OPTIONS });
+    this.meta = openTable(this.root, "meta");
+    this.blocks = openTable(this.root, "blocks");
+    this.blockNumbers = openTable(this.root, "blockNumbers");
+    this.txs = openTable(this.root, "txs");
+    this.state = openTable(this.root, "state");
+    this.trie = openTable(this.root, "trie");
+    this.trieRoots = openTable(this.root, "trieRoots");
+    this.trieRetired = openTable(this.root, "trieRetired");
+    this.stateDeleted = openTable(this.root, "stateDeleted");
+    const journal = openTable<Tx, number>(this.root, "journal");
+    this.stakes = openTable(this.root, "stakers");
+    this.validatorSets = openTable(this.root, "validatorSets");
+    const txByAddress = openTable<Uint8Array, Uint8Array>(this.root, "txByAddress");
+    this.history = new HistoryIndex(txByAddress);
     const rebuild: HistoryRebuildTables = {
       root: this.root,
       meta: this.meta,
@@ -131,7 +141,7 @@ export class LmdbStore implements ChainStore {
       throw new Error(`data directory has schema version ${version}; this node reads ${SCHEMA_VERSION}`);
     }
     // Also when an earlier open was killed in the middle of it.
-    continueHistoryRebuild(rebuild, historyRebuildBatchTxs);
+    continueHistoryRebuild(rebuild, options.historyRebuildBatchTxs ?? HISTORY_REBUILD_BATCH_TXS);
     this.journal = new LmdbPoolJournal(this.root, journal);
     this.pruner = new Pruner(
       {
@@ -148,23 +158,55 @@ export class LmdbStore implements ChainStore {
       retention,
     );
     this.startDeletionRecord();
+    const written: [TableName, Database<unknown, Key>][] = [
+      ["meta", this.meta],
+      ["blocks", this.blocks],
+      ["blockNumbers", this.blockNumbers],
+      ["txs", this.txs],
+      ["state", this.state],
+      ["trie", this.trie],
+      ["trieRoots", this.trieRoots],
+      ["trieRetired", this.trieRetired],
+      ["stateDeleted", this.stateDeleted],
+      ["journal", journal],
+      ["stakers", this.stakes],
+      ["validatorSets", this.validatorSets],
+      ["txByAddress", txByAddress],
+    ];
+    this.writer = options.writeThread === true ? new BlockWriter(path, new Map(written)) : undefined;
+    this.tables = {
+      meta: this.meta,
+      blocks: this.blocks,
+      blockNumbers: this.blockNumbers,
+      txs: this.txs,
+      state: this.state,
+      stateDeleted: this.stateDeleted,
+      trie: this.trie,
+      trieRoots: this.trieRoots,
+      trieRetired: this.trieRetired,
+      stakes: this.stakes,
+      validatorSets: this.validatorSets,
+      history: this.history,
+      journal: this.journal,
+      pruner: this.pruner,
+    };
   }
 
   headNumber(): number | undefined {
-    return this.meta.get("head");
+    return this.meta.get("head", this.at);
   }
 
   getBlock(number: number): StoredBlock | undefined {
     if (!Number.isSafeInteger(number) || number < 0 || number > 0xffffffff) return undefined;
-    return this.blocks.get(number);
+    return this.blocks.get(number, this.at);
   }
 
   getBlockNumber(hash: string): number | undefined {
-    return this.blockNumbers.get(hash);
+    return this.blockNumbers.get(hash, this.at);
   }
 
   getConfirmedTx(hash: string): ConfirmedTx | undefined {
-    return this.txs.get(hash);
+    return this.txs.get(hash, this.at);
   }
 
   /**
@@ -172,61 +214,63 @@ export class LmdbStore implements ChainStore {
    * transactions it sent or received a successful transfer by, in kept blocks.
    */
   addressHistory(address: string, query: HistoryQuery): HistoryEntry[] {
-    return this.history.entries(address, query);
+    return this.history.entries(address, query, this.at);
   }
 
   getLeaf(path: string): JsonValue | undefined {
-    return this.state.get(path);
+    return this.state.get(path, this.at);
   }
 
   *leafPathsBelow(path: string): Iterable<string> {
     // "/" is 0x2f and "0" is 0x30: every key that starts with `${path}/` sorts between the two.
-    for (const key of this.state.getKeys({ start: `${path}/`, end: `${path}0` })) yield key;
+    for (const key of this.state.getKeys({ start: `${path}/`, end: `${path}0`, ...this.at })) yield key;
   }
 
   /** The head's leaves strictly below `path`, with their values, in key order. */
   *leavesBelow(path: string): Iterable<readonly [string, JsonValue]> {
-    for (const { key, value } of this.state.getRange({ start: `${path}/`, end: `${path}0` }))
+    for (const { key, value } of this.state.getRange({ start: `${path}/`, end: `${path}0`, ...this.at }))
       yield [key, value];
   }
 
   /** Paths strictly below `path` that a block from deletionsFrom() on deleted, in key order. */
   *deletedPathsBelow(path: string): Iterable<string> {
-    for (const key of this.stateDeleted.getKeys({ start: `${path}/`, end: `${path}0` })) yield key;
+    const range = { start: `${path}/`, end: `${path}0`, ...this.at };
+    for (const key of this.stateDeleted.getKeys(range)) yield key;
   }
 
   /** The first height whose deletions are recorded: subtrees can be listed at heights from it. */
   deletionsFrom(): number {
-    return this.meta.get(DELETIONS_FROM) ?? 0;
+    return this.meta.get(DELETIONS_FROM, this.at) ?? 0;
   }
 
   *stakers(): Iterable<Validator> {
-    for (const { key, value } of this.stakes.getRange()) yield { address: key, stake: value };
+    for (const { key, value } of this.stakes.getRange({ ...this.at })) yield { address: key, stake: value };
   }
 
   validatorSetAt(height: number): Validator[] | undefined {
     if (!Number.isSafeInteger(height) || height < 0) return undefined;
     const start = Math.min(height, 0xffffffff);
-    for (const { value } of this.validatorSets.getRange({ start, reverse: true, limit: 1 })) return value;
+    const range = { start, reverse: true, limit: 1, ...this.at };
+    for (const { value } of this.validatorSets.getRange(range)) return value;
     return undefined;
   }
 
   getTrieNode(id: number): Uint8Array | undefined {
-    return this.trie.get(id);
+    return this.trie.get(id, this.at);
   }
 
   getTrieRoot(rootHex: string): number | undefined {
-    return this.trieRoots.get(rootHex);
+    return this.trieRoots.get(rootHex, this.at);
   }
 
   /** Lowest height whose state is kept whole (0: all of them); lower ones were pruned. */
   statesFrom(): number {
-    return this.pruner.statesFrom();
+    return this.pruner.statesFrom(this.at);
   }
 
   /** Lowest block number above 0 that is kept (1: none pruned); block 0 is always kept. */
   blocksFrom(): number {
-    return this.pruner.blocksFrom();
+    return this.pruner.blocksFrom(this.at);
   }
 
   /**
@@ -240,63 +284,61 @@ export class LmdbStore implements ChainStore {
   }
 
   nextTrieNodeId(): number {
-    for (const id of this.trie.getKeys({ reverse: true, limit: 1 })) return id + 1;
+    for (const id of this.trie.getKeys({ reverse: true, limit: 1, ...this.at })) return id + 1;
     return 0;
   }
 
   /**
    * Writes the block, its indexes, state and trie nodes, the new head and the removal of
-   * `write.journalRemovals` from the pool journal in one transaction.
-   * Synchronous on purpose: an async lmdb transaction becomes visible to readers before its promise
-   * resolves, so RPC could see a transaction in block N while the in-memory head is still N-1 and
-   * the pool still holds it. Committing in-thread makes the store, head and pool change together.
+   * `write.journalRemovals` from the pool journal in one write transaction, durable when this
+   * resolves. The write is planned first (planBlockWrite: reads of committed data, nothing
+   * written), then made:
+   * - without a writer thread, or inside commitTogether (a child transaction of its write), in a
+   *   synchronous transaction on this thread: store, head and pool change in one turn;
+   * - with one (StoreOptions.writeThread), by that thread, while this one answers reads and
+   *   admits. The chain moves its head, and the pool drops the block's transactions, only once
+   *   this resolves, but the thread's commit is visible to new read transactions before that: so
+   *   until then every read of this store goes through a read transaction on the commit before
+   *   it (`at`), and nothing shows a transaction in block N while the head is still N-1.
    */
   async commitBlock(write: BlockWrite): Promise<void> {
-    const { block } = write;
-    let unjournaled: string[] = [];
-    this.root.transactionSync(() => {
-      this.blocks.put(block.header.number, block);
-      if (write.parent !== undefined) this.blocks.put(write.parent.header.number, write.parent);
-      this.blockNumbers.put(block.hash, block.header.number);
-      for (const confirmed of write.txs) this.txs.put(confirmed.tx.hash, confirmed);
-      const indexed = this.history.add(write.txs, write.credited);
-      unjournaled = this.journal.removeInTransaction(write.journalRemovals);
-      failpoint("commit.afterBlockWrites");
-      const deleted: string[] = [];
-      for (const [path, value] of write.stateChanges) {
-        if (value !== null) this.state.put(path, value);
-        // A change to null may name a path that held nothing (SET_VALUE clears its target first).
-        else if (this.state.doesExist(path)) {
-          this.state.remove(path);
-          this.stateDeleted.put(path, block.header.number);
-          deleted.push(path);
-        }
-      }
-      // Ids only grow, so these land at the end of the table: appended pages, not rewritten ones.
-      let written = write.txs.length + indexed;
-      for (const [id, record] of write.trie.nodes) {
-        this.trie.put(id, record);
-        written++;
-      }
-      if (this.pruner.prunesStates) this.recordRetired(write, deleted);
-      if (write.trie.root !== undefined) this.trieRoots.put(write.trie.root.hash, write.trie.root.id);
-      for (const [address, stake] of write.stakeChanges) {
-        if (stake === 0) this.stakes.remove(address);
-        else this.stakes.put(address, stake);
-      }
-      if (write.validatorSet !== undefined) {
-        this.validatorSets.put(write.validatorSet.fromHeight, write.validatorSet.validators);
-      }
-      failpoint("commit.afterStateWrites");
-      this.pruner.prune(block.header.number, pruneBudget(written));
-      this.meta.put("head", block.header.number);
-      this.meta.put("schema_version", SCHEMA_VERSION);
-      failpoint("commit.afterHeadWrite");
-    });
-    // Inside commitTogether the removals are undone if its write fails: forgotten after it commits.
-    if (this.together) this.togetherRemovals.push(...unjournaled);
-    else this.journal.forget(unjournaled);
+    const batch = new WriteBatch();
+    const unjournaled = planBlockWrite(this.tables, write, batch);
+    if (this.writer !== undefined && !this.together) {
+      await this.writeAside(this.writer, batch, unjournaled);
+    } else {
+      this.root.transactionSync(() => batch.apply());
+      // Inside commitTogether the removals are undone if its write fails: forgotten after it commits.
+      if (this.together) this.togetherRemovals.push(...unjournaled);
+      else this.journal.forget(unjournaled);
+    }
     failpoint("commit.afterTxnCommit");
+  }
+
+  /**
+   * Makes `batch` on the writer thread, removing the journal entries of `unjournaled`; reads see
+   * the commit before it until it resolves.
+   */
+  private async writeAside(writer: BlockWriter, batch: WriteBatch, unjournaled: string[]): Promise<void> {
+    if (this.inFlight !== undefined) throw new Error("commitBlock: a block's write is already under way");
+    const transaction = this.root.useReadTransaction();
+    this.at = { transaction };
+    let removal: { settle(committed: boolean): void } | undefined;
+    let ok = false;
+    try {
+      const { done, committed } = writer.write(batch);
+      removal = this.journal.removeAside(unjournaled, committed);
+      this.inFlight = done.catch(() => undefined);
+      await done;
+      ok = true;
+    } finally {
+      // The next read renews this thread's read transaction, and so sees the block.
+      this.root.resetReadTxn();
+      this.at = undefined;
+      this.inFlight = undefined;
+      transaction.done();
+      removal?.settle(ok);
+    }
   }
 
   /**
@@ -322,6 +364,8 @@ export class LmdbStore implements ChainStore {
    */
   async commitTogether<T>(items: readonly T[], step: (item: T) => Promise<boolean>): Promise<number> {
     if (this.together) throw new Error("commitTogether: already inside one");
+    // Its reads and writes are this thread's own transaction's: not while a block's is in flight.
+    while (this.inFlight !== undefined) await this.inFlight;
     let done = 0;
     let goOn = true;
     while (goOn && done < items.length) {
@@ -354,20 +398,6 @@ export class LmdbStore implements ChainStore {
       if (failure !== undefined) throw failure.error;
     }
     return done;
-  }
-
-  /**
-   * Notes what `write`'s block retired from the trie: its nodes, and its parent's root entry when
-   * the root changed (an empty block keeps its parent's root, which then retires nothing).
-   */
-  private recordRetired(write: BlockWrite, deleted: string[]): void {
-    const { block, trie } = write;
-    const entry: RetiredEntry = { ids: packIds(trie.retired) };
-    if (deleted.length > 0) entry.deleted = deleted;
-    if (trie.parent !== undefined && trie.parent.hash !== trie.root?.hash) {
-      Object.assign(entry, { root: trie.parent.hash, rootId: trie.parent.id });
-    }
-    if (entry.ids.length > 0 || entry.root !== undefined) this.trieRetired.put(block.header.number, entry);
   }
 
   /**
@@ -422,7 +452,10 @@ export class LmdbStore implements ChainStore {
       for (const confirmed of restore.txs) this.txs.put(confirmed.tx.hash, confirmed);
       // Only the snapshot block's own are in a kept block; the others it carries are for the
       // replay check of unordered transactions, and their blocks are not here.
-      this.history.add(restore.txs.filter((confirmed) => confirmed.block_number === height));
+      this.history.add(
+        directWrites,
+        restore.txs.filter((confirmed) => confirmed.block_number === height),
+      );
       for (const [path, value] of restore.leaves) this.state.put(path, value);
       failpoint("snapshot.restoreInWrite");
       for (const [id, record] of restore.trie.nodes) this.trie.put(id, record);
@@ -439,7 +472,7 @@ export class LmdbStore implements ChainStore {
 
   /** Schema 3 → 4: the journal's entries move from the hash-keyed table to the seq-keyed one. */
   private migrateJournal(journal: Database<Tx, number>): void {
-    const legacy = this.root.openDB<PoolRecord, string>({ name: DATABASES.legacyPool });
+    const legacy = openTable<PoolRecord, string>(this.root, "legacyPool");
     this.root.transactionSync(() => {
       for (const { value } of legacy.getRange()) journal.put(value.seq, value.tx);
       legacy.dropSync();
@@ -447,6 +480,8 @@ export class LmdbStore implements ChainStore {
   }
 
   async close(): Promise<void> {
+    await this.inFlight;
+    await this.writer?.close();
     await this.root.close();
   }
 }

@@ -1,6 +1,7 @@
 import type { Database, RootDatabase } from "lmdb";
 import type { Tx } from "../chain/index.ts";
 import { failpoint } from "../faults/index.ts";
+import { directWrites, type TableWrites } from "./writeBatch.ts";
 
 /** A journaled pool entry; `seq` restores arrival order after a restart. */
 export interface PoolRecord {
@@ -15,8 +16,9 @@ export interface PoolRecord {
  * and the tracking of its own asynchronous write transactions, which the store's grouped block
  * writes must not overlap (see hold).
  *
- * Entries of committed transactions leave in the block's own write transaction: the store calls
- * removeInTransaction inside it and forget once it has committed.
+ * Entries of committed transactions leave in the block's own write: the store records them with
+ * removeInWrite, and takes them out of the index once that write has committed (forget) or, for
+ * a write made on the block writer thread, as it begins (removeAside).
  */
 export class LmdbPoolJournal {
   private readonly root: RootDatabase;
@@ -26,6 +28,10 @@ export class LmdbPoolJournal {
    * and savePending, emptied as entries leave the journal.
    */
   private readonly seqs = new Map<string, number>();
+  /** Entries a write on another thread is removing (removeAside), by hash, until it settles. */
+  private readonly removing = new Map<string, { seq: number; committed: () => boolean }>();
+  /** Hashes of `removing` whose entry a journal write put back meanwhile. */
+  private readonly putBack = new Set<string>();
   /** True while the store holds LMDB's writer for a grouped write (see hold). */
   private holding = false;
   /** Journal writes asked for during a hold, in arrival order: each begins its transaction. */
@@ -47,6 +53,10 @@ export class LmdbPoolJournal {
         // An entry whose block committed (or that was dropped) before this write is not written back.
         for (const { seq, tx } of records) {
           if (this.seqs.get(tx.hash) === seq) this.journal.put(seq, tx);
+          else if (this.removing.get(tx.hash)?.seq === seq && !this.removing.get(tx.hash)?.committed()) {
+            this.journal.put(seq, tx);
+            this.putBack.add(tx.hash);
+          }
         }
         failpoint("journal.inWrite");
       });
@@ -63,7 +73,7 @@ export class LmdbPoolJournal {
   async removePending(hashes: readonly string[]): Promise<void> {
     let removed: string[] = [];
     await this.write(() => {
-      removed = this.removeInTransaction(hashes);
+      removed = this.removeInWrite(directWrites, hashes);
     });
     this.forget(removed);
   }
@@ -79,19 +89,55 @@ export class LmdbPoolJournal {
   }
 
   /**
-   * Inside the caller's write transaction: removes the entries of `hashes` the journal holds and
-   * returns their hashes. They stay in the index until `forget` (call it once that transaction
-   * has committed), so a transaction that fails leaves index and table in agreement.
+   * Removes, by the caller's `writes`, the entries of `hashes` the journal holds and returns their
+   * hashes. They stay in the index until `forget` (call it once that write has committed), so a
+   * write that fails leaves index and table in agreement.
    */
-  removeInTransaction(hashes: readonly string[]): string[] {
+  removeInWrite(writes: TableWrites, hashes: readonly string[]): string[] {
     const removed: string[] = [];
     for (const hash of hashes) {
       const seq = this.seqs.get(hash);
       if (seq === undefined) continue;
-      this.journal.remove(seq);
+      writes.remove(this.journal, seq);
       removed.push(hash);
     }
     return removed;
+  }
+
+  /**
+   * For a write made on another thread (the store's block writer) that removes the entries of
+   * `hashes` (as removeInWrite planned): they leave the index now, and wait in `removing` until
+   * the write has ended (`settle`). `committed` says, without waiting, whether that write has
+   * committed: a journal write that runs meanwhile puts an entry back only while it has not (if
+   * the block's write then fails, or is killed, the entry is still journaled).
+   */
+  removeAside(hashes: readonly string[], committed: () => boolean): { settle(committed: boolean): void } {
+    const aside = new Map<string, number>();
+    for (const hash of hashes) {
+      const seq = this.seqs.get(hash);
+      if (seq === undefined) continue;
+      aside.set(hash, seq);
+      this.seqs.delete(hash);
+      this.removing.set(hash, { seq, committed });
+    }
+    return {
+      settle: (ok) => {
+        const stale: string[] = [];
+        for (const [hash, seq] of aside) {
+          this.removing.delete(hash);
+          const put = this.putBack.delete(hash);
+          if (!ok) {
+            if (!this.seqs.has(hash)) this.seqs.set(hash, seq);
+          } else if (put && this.journal.doesExist(seq)) {
+            // Put back after the block's write removed it (in the moment between that write's
+            // commit and `committed` saying so): an entry of a committed transaction.
+            this.seqs.set(hash, seq);
+            stale.push(hash);
+          }
+        }
+        if (stale.length > 0) void this.removePending(stale).catch(() => undefined);
+      },
+    };
   }
 
   /** Drops `hashes` from the index: their removal has committed. */

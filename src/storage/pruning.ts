@@ -1,7 +1,8 @@
 import type { Database } from "lmdb";
 import type { ConfirmedTx, StoredBlock } from "../chain/index.ts";
-import { failpoint } from "../faults/index.ts";
 import type { HistoryIndex } from "./historyIndex.ts";
+import type { ReadView } from "./readView.ts";
+import type { WriteBatch } from "./writeBatch.ts";
 
 /** How much history a node keeps (docs/decisions/011-pruning.md). */
 export interface RetentionOptions {
@@ -77,8 +78,8 @@ export const BLOCKS_FROM = "blocks_from";
 export const DELETIONS_FROM = "deletions_from";
 
 /**
- * Deletes what the retention options no longer keep, a bounded amount at a time, inside the
- * write transaction of a block (so a crash keeps the deletions and the markers together).
+ * Deletes what the retention options no longer keep, a bounded amount at a time, in the write
+ * of a block (so a crash keeps the deletions and the markers together).
  *
  * States: the nodes block d retired are reached only by states below d, so once d is at or below
  * the lowest kept height they go, and `states_from` moves to d first: a reader of a height below
@@ -105,75 +106,99 @@ export class Pruner {
   }
 
   /** Lowest height whose state trie is whole (0: every state since genesis). */
-  statesFrom(): number {
-    return this.tables.meta.get(STATES_FROM) ?? 0;
+  statesFrom(at?: ReadView): number {
+    return this.tables.meta.get(STATES_FROM, at) ?? 0;
   }
 
   /** Lowest block number above 0 that is stored; blocks from 1 below it were pruned. */
-  blocksFrom(): number {
-    return this.tables.meta.get(BLOCKS_FROM) ?? 1;
+  blocksFrom(at?: ReadView): number {
+    return this.tables.meta.get(BLOCKS_FROM, at) ?? 1;
   }
 
-  /** Called in the write transaction of block `head`; deletes at most about `budget` entries. */
-  prune(head: number, budget: number): void {
+  /**
+   * Records in `writes` the deletions for the write of block `head`: at most about `budget`
+   * entries. Reads see the store before that write, not `writes`: `block` names what the block's
+   * own write puts that an old entry's deletion must not undo.
+   */
+  prune(writes: WriteBatch, head: number, budget: number, block: PrunedBlockWrites): void {
     let left = budget;
-    if (this.options.retainStates > 0) left = this.pruneStates(head - this.options.retainStates + 1, left);
-    if (this.options.retainBlocks > 0) this.pruneBlocks(head - this.options.retainBlocks + 1, left);
+    if (this.options.retainStates > 0)
+      left = this.pruneStates(writes, head - this.options.retainStates + 1, left, block);
+    if (this.options.retainBlocks > 0)
+      this.pruneBlocks(writes, head - this.options.retainBlocks + 1, left, block);
   }
 
-  private pruneStates(keepFrom: number, budget: number): number {
+  private pruneStates(
+    writes: WriteBatch,
+    keepFrom: number,
+    budget: number,
+    block: PrunedBlockWrites,
+  ): number {
     const { meta, trie, trieRoots, trieRetired, stateDeleted } = this.tables;
     let left = budget;
     // Nothing is old enough yet (and a negative bound would wrap as a uint32 key).
     if (keepFrom <= 0) return left;
-    while (left > 0) {
-      const next = first(trieRetired.getRange({ end: keepFrom + 1, limit: 1 }));
-      if (next === undefined) break;
-      const { key: height, value: entry } = next;
-      if (this.statesFrom() < height) meta.put(STATES_FROM, height);
+    let statesFrom = this.statesFrom();
+    for (const { key: height, value: entry } of trieRetired.getRange({ end: keepFrom + 1 })) {
+      if (left <= 0) break;
+      if (statesFrom < height) {
+        writes.put(meta, STATES_FROM, height);
+        statesFrom = height;
+      }
       const count = entry.ids.length / ID_BYTES;
       const upTo = Math.min(count, left);
-      for (let i = 0; i < upTo; i++) trie.remove(idAt(entry.ids, i));
+      for (let i = 0; i < upTo; i++) writes.remove(trie, idAt(entry.ids, i));
       left -= upTo;
-      failpoint("prune.afterNodeDeletes");
+      writes.failpoint("prune.afterNodeDeletes");
       if (upTo < count) {
-        trieRetired.put(height, { ...entry, ids: entry.ids.slice(upTo * ID_BYTES) });
+        writes.put(trieRetired, height, { ...entry, ids: entry.ids.slice(upTo * ID_BYTES) });
         break;
       }
-      if (entry.root !== undefined && trieRoots.get(entry.root) === entry.rootId)
-        trieRoots.remove(entry.root);
+      // The block's own state may have the same root as this old one (the same leaves again).
+      if (entry.root !== undefined && entry.root !== block.root && trieRoots.get(entry.root) === entry.rootId)
+        writes.remove(trieRoots, entry.root);
       // A later deletion of the same path moved its entry on: that one is still needed.
       const deleted = entry.deleted ?? [];
-      for (const path of deleted) if (stateDeleted.get(path) === height) stateDeleted.remove(path);
-      trieRetired.remove(height);
+      for (const path of deleted) {
+        if (!block.deleted.has(path) && stateDeleted.get(path) === height) writes.remove(stateDeleted, path);
+      }
+      writes.remove(trieRetired, height);
       left -= 1 + deleted.length;
     }
     return left;
   }
 
-  private pruneBlocks(keepFrom: number, budget: number): void {
+  private pruneBlocks(writes: WriteBatch, keepFrom: number, budget: number, block: PrunedBlockWrites): void {
     const { meta, blocks, blockNumbers, txs, history } = this.tables;
     let left = budget;
     let number = this.blocksFrom();
     while (number < keepFrom && left > 0) {
-      const block = blocks.get(number);
-      if (block !== undefined) {
+      const old = blocks.get(number);
+      if (old !== undefined) {
+        // An unordered transaction whose old block is pruned here may be in the new block again:
+        // its entry is then the new block's.
+        const hashes = old.tx_hashes.filter((hash) => !block.txHashes.has(hash));
         // The entries' keys are recomputed from the transactions (their accounts, block, index).
-        const confirmed = block.tx_hashes.flatMap((hash) => txs.get(hash) ?? []);
-        const unindexed = history.remove(confirmed);
-        for (const hash of block.tx_hashes) txs.remove(hash);
-        blockNumbers.remove(block.hash);
-        blocks.remove(number);
-        left -= 1 + block.tx_hashes.length + unindexed;
+        const confirmed = hashes.flatMap((hash) => txs.get(hash) ?? []);
+        const unindexed = history.remove(writes, confirmed);
+        for (const hash of hashes) writes.remove(txs, hash);
+        writes.remove(blockNumbers, old.hash);
+        writes.remove(blocks, number);
+        left -= 1 + old.tx_hashes.length + unindexed;
       }
       number += 1;
-      meta.put(BLOCKS_FROM, number);
-      failpoint("prune.afterBlockDelete");
+      writes.put(meta, BLOCKS_FROM, number);
+      writes.failpoint("prune.afterBlockDelete");
     }
   }
 }
 
-function first<T>(range: Iterable<T>): T | undefined {
-  for (const item of range) return item;
-  return undefined;
+/** What the write of the block being committed puts that pruning's deletions must leave alone. */
+export interface PrunedBlockWrites {
+  /** The block's state root (its `trie_roots` entry). */
+  root: string | undefined;
+  /** Leaf paths the block deletes (their `state_deleted` entries become the block's). */
+  deleted: ReadonlySet<string>;
+  /** The block's transactions (their `txs` entries). */
+  txHashes: ReadonlySet<string>;
 }

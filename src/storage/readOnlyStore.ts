@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { type Database, open, type RootDatabase } from "lmdb";
 import type { ConfirmedTx, StoredBlock } from "../chain/index.ts";
 import { BLOCKS_FROM } from "./pruning.ts";
-import { DATABASES, SCHEMA_VERSION } from "./schema.ts";
+import { openTable, SCHEMA_VERSION } from "./schema.ts";
 
 /**
  * A data directory opened read-only, beside the node that may be running on it (LMDB lets other
@@ -20,9 +20,9 @@ export class ReadOnlyStore {
     // LMDB would create an empty environment in a directory without one: a wrong --home must fail.
     if (!existsSync(join(path, "data.mdb"))) throw new Error(`${path} holds no chain data (no data.mdb)`);
     this.root = open({ path, compression: false, readOnly: true });
-    this.meta = this.root.openDB({ name: DATABASES.meta });
-    this.blocks = this.root.openDB({ name: DATABASES.blocks, keyEncoding: "uint32" });
-    this.txs = this.root.openDB({ name: DATABASES.txs });
+    this.meta = openTable(this.root, "meta");
+    this.blocks = openTable(this.root, "blocks");
+    this.txs = openTable(this.root, "txs");
     const version = this.meta.get("schema_version");
     if (version !== SCHEMA_VERSION) {
       void this.root.close();

@@ -1,3 +1,5 @@
+import type { Database, Key, RootDatabase } from "lmdb";
+
 /**
  * Every LMDB database of a node's data directory: name → key → value.
  * Values are msgpack (lmdb-js default) unless marked binary.
@@ -67,3 +69,41 @@ export const DATABASES = {
  * `meta.history_rebuild_next` if that was interrupted; storage/historyUpgrade.ts).
  */
 export const SCHEMA_VERSION = 6;
+
+/** Options of the environment: the store and its block writer thread (blockWriter.ts) open it alike. */
+export const ENVIRONMENT_OPTIONS = {
+  compression: false,
+  // lmdb-js allows 12 named databases by default; DATABASES lists 13 (and growing).
+  maxDbs: 32,
+} as const;
+
+/**
+ * How each database is opened, beyond lmdb-js's defaults (ordered-binary keys, msgpack values):
+ * the store and its block writer thread open them alike, so both encode keys and values the same.
+ */
+export const TABLE_OPTIONS = {
+  meta: {},
+  blocks: { keyEncoding: "uint32" },
+  blockNumbers: {},
+  txs: {},
+  state: {},
+  trie: { encoding: "binary" },
+  trieRoots: {},
+  trieRetired: { keyEncoding: "uint32" },
+  journal: {},
+  txByAddress: { keyEncoding: "binary", encoding: "binary" },
+  legacyPool: {},
+  stateDeleted: {},
+  stakers: {},
+  validatorSets: { keyEncoding: "uint32" },
+} as const satisfies Record<
+  keyof typeof DATABASES,
+  { keyEncoding?: "uint32" | "binary"; encoding?: "binary" }
+>;
+
+export type TableName = keyof typeof DATABASES;
+
+/** Opens one of DATABASES with its TABLE_OPTIONS. */
+export function openTable<V, K extends Key>(root: RootDatabase, table: TableName): Database<V, K> {
+  return root.openDB<V, K>({ name: DATABASES[table], ...TABLE_OPTIONS[table] });
+}

@@ -1,19 +1,107 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { BlockWrite, JsonValue, StoredBlock } from "../../../src/chain/index.ts";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import type { BlockWrite, Commit, JsonValue, StoredBlock, Tx } from "../../../src/chain/index.ts";
 import { LmdbStore } from "../../../src/storage/index.ts";
-import { VALIDATOR } from "../../helpers/smallChain.ts";
+import { ACCOUNTS, openChain, produce, transfer, userWrites, VALIDATOR } from "../../helpers/smallChain.ts";
 import { withTempDir } from "../../helpers/tempDir.ts";
 
 /**
- * A block's write (LmdbStore.commitBlock) prunes inside it: pruning an old entry must leave alone
- * what the same write puts (a write planned before it is made, as tried for an off-thread write,
- * reads the store as it was and must say so explicitly).
+ * A block's write (LmdbStore.commitBlock): planned on the node's thread, made by the store's
+ * writer thread (blockWriter.ts). The node's thread stays free meanwhile, and nothing it reads
+ * shows the block before the write's promise resolves (the chain moves its head then); blocks
+ * written there and by commitTogether on the node's thread read back whole; pruning, planned
+ * before the write, leaves alone what the same write puts.
  */
 
 const withDir = (run: (dir: string) => Promise<void>) => withTempDir("block-write", run);
 
 describe("a block's write (storage/lmdbStore.ts commitBlock)", () => {
+  it("leaves the thread free while LMDB writes, and shows the block to reads only once it resolves", () =>
+    withDir(async (dir) => {
+      const store = new LmdbStore(dir, undefined, { writeThread: true });
+      const chain = await openChain(store);
+      const nonces = new Map<string, number>();
+      await produce(
+        chain,
+        userWrites(nonces, 10, () => "x".repeat(200)),
+      );
+      const txs = userWrites(nonces, 3_000, () => "x".repeat(200));
+      const executed = await chain.execute(txs, VALIDATOR, chain.head().header.timestamp + 1000);
+      const commit: Commit = { height: 2, round: 0, block_hash: executed.hash, signatures: [] };
+      const path = (tx: Tx) => (tx.operation as { ref: string }).ref;
+      const before = () => ({
+        head: store.headNumber(),
+        block: store.getBlock(2),
+        tx: store.getConfirmedTx((txs.at(-1) as Tx).hash),
+        leaf: store.getLeaf(path(txs.at(-1) as Tx)),
+        below: [...store.leafPathsBelow(`/users/${ACCOUNTS[0]}`)].length,
+      });
+      const expected = before();
+      assert.equal(expected.head, 1);
+      let resolved = false;
+      const committing = chain.commit(executed, commit, [VALIDATOR]).then(() => {
+        resolved = true;
+      });
+      // Turns of this thread while the write is under way: each reads the store as before it.
+      let turns = 0;
+      while (!resolved) {
+        await nextTurn();
+        if (resolved) break;
+        turns++;
+        assert.deepEqual(before(), expected, `turn ${turns}: the block is visible before its write resolved`);
+      }
+      await committing;
+      assert.ok(turns > 0, "the thread was blocked for the whole write");
+      assert.equal(store.headNumber(), 2);
+      assert.equal(store.getBlock(2)?.hash, executed.hash);
+      assert.equal(store.getConfirmedTx((txs.at(-1) as Tx).hash)?.block_number, 2);
+      assert.equal(store.getLeaf(path(txs.at(-1) as Tx)), "x".repeat(200));
+      await store.close();
+      // And it is durable: a reopened store holds it.
+      const reopened = new LmdbStore(dir, undefined, { writeThread: true });
+      assert.equal(reopened.headNumber(), 2);
+      await reopened.close();
+    }));
+
+  it("reads back whole what the writer thread and this thread's commitTogether wrote, in turns (shared msgpack structures)", () =>
+    withDir(async (dir) => {
+      const store = new LmdbStore(dir, undefined, { writeThread: true });
+      const chain = await openChain(store);
+      const nonces = new Map<string, number>();
+      const written: Tx[] = [];
+      // Each turn brings transactions whose values have new shapes, so each writer adds record
+      // structures of its own to the tables (txs, blocks) the other wrote before.
+      const shapes = (turn: number): Tx[] => [
+        ...userWrites(nonces, 3, (i) => ({
+          [`turn${turn}`]: i,
+          nested: { [`k${turn}`]: [i, `v${turn}`] },
+        })).map((tx) => ({
+          ...tx,
+          operation: { ...tx.operation, ref: `${(tx.operation as { ref: string }).ref}-${turn}` },
+        })),
+        transfer(nonces, [turn % 8, (turn + 1) % 8, 1]),
+      ];
+      for (let turn = 0; turn < 6; turn++) {
+        const txs = shapes(turn);
+        written.push(...txs);
+        if (turn % 2 === 0)
+          await produce(chain, txs); // the writer thread
+        else await chain.commitTogether([txs], async (range) => Boolean(await produce(chain, range)));
+      }
+      const check = (from: LmdbStore, when: string) => {
+        for (const tx of written) {
+          assert.deepEqual(from.getConfirmedTx(tx.hash)?.tx, tx, `${when}: ${tx.hash}`);
+        }
+        for (let n = 1; n <= 6; n++) assert.equal(from.getBlock(n)?.header.number, n, `${when}: block ${n}`);
+      };
+      check(store, "as written");
+      await store.close();
+      const reopened = new LmdbStore(dir, undefined, { writeThread: true });
+      check(reopened, "after a reopen");
+      await reopened.close();
+    }));
+
   it("keeps a deletion record the same write makes when pruning drops the old one of that path", () =>
     withDir(async (dir) => {
       // Two kept states; one old block retires so many nodes that pruning (about 2,000 deletions

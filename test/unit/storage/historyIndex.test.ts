@@ -209,7 +209,7 @@ describe("history index (storage/historyIndex.ts)", () => {
       await downgradeToSchema5(dir);
       assert.equal(countEntries(dir), 0);
 
-      store = new LmdbStore(dir, { retainStates: 0, retainBlocks: 5 }, 4);
+      store = new LmdbStore(dir, { retainStates: 0, retainBlocks: 5 }, { historyRebuildBatchTxs: 4 });
       try {
         assert.equal(store.blocksFrom(), 5, "blocks 1..4 were pruned before the upgrade");
         assertWholeIndex(store, "after the upgrade");
@@ -245,7 +245,7 @@ describe("history index (storage/historyIndex.ts)", () => {
           `import { armFailpoint, parseFailpoint } from "./src/faults/index.ts";
            import { LmdbStore } from "./src/storage/index.ts";
            armFailpoint(parseFailpoint("upgrade.afterHistoryBatch:2"));
-           new LmdbStore(${JSON.stringify(dir)}, undefined, 4);
+           new LmdbStore(${JSON.stringify(dir)}, undefined, { historyRebuildBatchTxs: 4 });
            process.stdout.write("opened\\n");`,
         ],
         { cwd: ROOT, encoding: "utf8", timeout: 60_000 },
@@ -261,7 +261,7 @@ describe("history index (storage/historyIndex.ts)", () => {
       const partial = countEntries(dir);
       assert.ok(partial > 0 && partial < whole, `${partial} of ${whole} entries before the resume`);
 
-      const resumed = new LmdbStore(dir, ARCHIVE, 4);
+      const resumed = new LmdbStore(dir, ARCHIVE, { historyRebuildBatchTxs: 4 });
       try {
         assertWholeIndex(resumed, "after the resumed upgrade");
       } finally {

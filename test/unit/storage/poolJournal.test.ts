@@ -8,6 +8,7 @@ import {
   type PoolRecord,
   SCHEMA_VERSION,
 } from "../../../src/storage/index.ts";
+import { directWrites } from "../../../src/storage/writeBatch.ts";
 import { openChain, produce, transfer } from "../../helpers/smallChain.ts";
 import { withTempDir } from "../../helpers/tempDir.ts";
 
@@ -20,9 +21,12 @@ import { withTempDir } from "../../helpers/tempDir.ts";
 
 const withDir = (run: (dir: string) => Promise<void>) => withTempDir("journal", run);
 
-/** A store at `dir` with the small chain opened on it, and a fresh nonce map for its transfers. */
-async function openStoreChain(dir: string) {
-  const store = new LmdbStore(dir);
+/**
+ * A store at `dir` with the small chain opened on it, and a fresh nonce map for its transfers;
+ * `writeThread`: blocks written by the store's writer thread (a dev node's), else in this thread.
+ */
+async function openStoreChain(dir: string, writeThread = false) {
+  const store = new LmdbStore(dir, undefined, { writeThread });
   return { store, chain: await openChain(store), nonces: new Map<string, number>() };
 }
 
@@ -58,51 +62,54 @@ describe("LmdbPoolJournal (the store's pool journal)", () => {
       await reopened.close();
     }));
 
-  it("drops the entries of a committed block's transactions, keeps the others", () =>
-    withDir(async (dir) => {
-      const { store, chain, nonces } = await openStoreChain(dir);
-      const [a, b, c] = [
-        transfer(nonces, [0, 1, 5]),
-        transfer(nonces, [1, 2, 5]),
-        transfer(nonces, [2, 3, 5]),
-      ];
-      await store.journal.savePending([a, b, c].map((tx, seq) => ({ seq, tx })));
-      await produce(chain, [a, c]);
-      assert.deepEqual(hashesOf(store.journal.loadPending()), [b.hash]);
-      await store.close();
-      const reopened = new LmdbStore(dir);
-      assert.deepEqual(hashesOf(reopened.journal.loadPending()), [b.hash]);
-      await reopened.close();
-    }));
+  for (const writeThread of [false, true]) {
+    const mode = writeThread ? " (writer thread)" : "";
+    it(`drops the entries of a committed block's transactions, keeps the others${mode}`, () =>
+      withDir(async (dir) => {
+        const { store, chain, nonces } = await openStoreChain(dir, writeThread);
+        const [a, b, c] = [
+          transfer(nonces, [0, 1, 5]),
+          transfer(nonces, [1, 2, 5]),
+          transfer(nonces, [2, 3, 5]),
+        ];
+        await store.journal.savePending([a, b, c].map((tx, seq) => ({ seq, tx })));
+        await produce(chain, [a, c]);
+        assert.deepEqual(hashesOf(store.journal.loadPending()), [b.hash]);
+        await store.close();
+        const reopened = new LmdbStore(dir);
+        assert.deepEqual(hashesOf(reopened.journal.loadPending()), [b.hash]);
+        await reopened.close();
+      }));
 
-  it("removes exactly the entries the block write names in journalRemovals", () =>
-    withDir(async (dir) => {
-      const { store, chain, nonces } = await openStoreChain(dir);
-      const [a, b] = [transfer(nonces, [0, 1, 5]), transfer(nonces, [1, 2, 5])];
-      await store.journal.savePending([a, b].map((tx, seq) => ({ seq, tx })));
-      // The store reads the field, not the block's transactions: name b while committing a.
-      const commitBlock = store.commitBlock.bind(store);
-      store.commitBlock = (write) => commitBlock({ ...write, journalRemovals: [b.hash] });
-      await produce(chain, [a]);
-      assert.deepEqual(hashesOf(store.journal.loadPending()), [a.hash]);
-      await store.close();
-    }));
+    it(`removes exactly the entries the block write names in journalRemovals${mode}`, () =>
+      withDir(async (dir) => {
+        const { store, chain, nonces } = await openStoreChain(dir, writeThread);
+        const [a, b] = [transfer(nonces, [0, 1, 5]), transfer(nonces, [1, 2, 5])];
+        await store.journal.savePending([a, b].map((tx, seq) => ({ seq, tx })));
+        // The store reads the field, not the block's transactions: name b while committing a.
+        const commitBlock = store.commitBlock.bind(store);
+        store.commitBlock = (write) => commitBlock({ ...write, journalRemovals: [b.hash] });
+        await produce(chain, [a]);
+        assert.deepEqual(hashesOf(store.journal.loadPending()), [a.hash]);
+        await store.close();
+      }));
 
-  it("does not write back an entry whose block committed before its journal write ran", () =>
-    withDir(async (dir) => {
-      const { store, chain, nonces } = await openStoreChain(dir);
-      const tx = transfer(nonces, [0, 1, 5]);
-      const other = transfer(nonces, [3, 4, 5]);
-      // savePending's write runs in a later turn; the block commits (synchronously) before it.
-      const journaled = store.journal.savePending([
-        { seq: 0, tx },
-        { seq: 1, tx: other },
-      ]);
-      await produce(chain, [tx]);
-      await journaled;
-      assert.deepEqual(hashesOf(store.journal.loadPending()), [other.hash]);
-      await store.close();
-    }));
+    it(`does not write back an entry whose block committed before its journal write ran${mode}`, () =>
+      withDir(async (dir) => {
+        const { store, chain, nonces } = await openStoreChain(dir, writeThread);
+        const tx = transfer(nonces, [0, 1, 5]);
+        const other = transfer(nonces, [3, 4, 5]);
+        // savePending's write runs in a later turn; the block is written before or after it.
+        const journaled = store.journal.savePending([
+          { seq: 0, tx },
+          { seq: 1, tx: other },
+        ]);
+        await produce(chain, [tx]);
+        await journaled;
+        assert.deepEqual(hashesOf(store.journal.loadPending()), [other.hash]);
+        await store.close();
+      }));
+  }
 
   it("forgets the removals of a commitTogether only once its write commits", () =>
     withDir(async (dir) => {
@@ -130,13 +137,66 @@ describe("LmdbPoolJournal (the store's pool journal)", () => {
       await journal.savePending([{ seq: 0, tx }]);
       assert.throws(() =>
         root.transactionSync(() => {
-          assert.deepEqual(journal.removeInTransaction([tx.hash, "0xnot-journaled"]), [tx.hash]);
+          assert.deepEqual(journal.removeInWrite(directWrites, [tx.hash, "0xnot-journaled"]), [tx.hash]);
           throw new Error("the block's write failed");
         }),
       );
       assert.deepEqual(hashesOf(journal.loadPending()), [tx.hash], "the entry is still in the table");
       // Still in the index too: a removal by hash finds it (forget was never called).
       await journal.removePending([tx.hash]);
+      assert.deepEqual(journal.loadPending(), []);
+      await root.close();
+    }));
+
+  it("while the writer thread removes an entry, a journal write puts it back until the removal has committed", () =>
+    withDir(async (dir) => {
+      const root = open({ path: dir, compression: false });
+      const table = root.openDB<PoolRecord["tx"], number>({ name: DATABASES.journal });
+      const journal = new LmdbPoolJournal(root, table);
+      const nonces = new Map<string, number>();
+      const [a, b, c, d] = [0, 1, 2, 3].map((i) => transfer(nonces, [i, i + 1, 1])) as PoolRecord["tx"][];
+      let committed = false;
+      // The block's write is planned (and the entries leave the index) before the journal write
+      // runs: with the removal not committed, the entries are written (a kill of the block's
+      // write must not lose an acknowledged transaction).
+      const saving = journal.savePending([
+        { seq: 0, tx: a as PoolRecord["tx"] },
+        { seq: 1, tx: b as PoolRecord["tx"] },
+      ]);
+      const failed = journal.removeAside([a?.hash as string, b?.hash as string], () => committed);
+      await saving;
+      assert.deepEqual(hashesOf(journal.loadPending()), [a?.hash, b?.hash]);
+      // That block's write fails: the entries stay, indexed (a removal by hash finds them).
+      failed.settle(false);
+      await journal.removePending([b?.hash as string]);
+      assert.deepEqual(hashesOf(journal.loadPending()), [a?.hash]);
+
+      // The removal commits after the put (as the writer thread's transaction would): nothing stale.
+      const removal = journal.removeAside([a?.hash as string], () => committed);
+      await root.transaction(() => table.remove(0));
+      committed = true;
+      removal.settle(true);
+      await journal.writesEnded();
+      assert.deepEqual(journal.loadPending(), []);
+
+      // A journal write after the removal committed does not write the entry back.
+      committed = false;
+      const late = journal.savePending([{ seq: 2, tx: c as PoolRecord["tx"] }]);
+      const done = journal.removeAside([c?.hash as string], () => committed);
+      committed = true;
+      await late;
+      done.settle(true);
+      assert.deepEqual(journal.loadPending(), []);
+
+      // Put in the moment between the removal's commit and `committed` saying so: the entry of a
+      // committed transaction, which settling removes.
+      committed = false;
+      const between = journal.savePending([{ seq: 3, tx: d as PoolRecord["tx"] }]);
+      const settled = journal.removeAside([d?.hash as string], () => committed);
+      await between;
+      assert.deepEqual(hashesOf(journal.loadPending()), [d?.hash]);
+      settled.settle(true);
+      await journal.writesEnded();
       assert.deepEqual(journal.loadPending(), []);
       await root.close();
     }));

@@ -1,0 +1,98 @@
+import type { Database } from "lmdb";
+import type { BlockWrite, ConfirmedTx, JsonValue, StoredBlock, Validator } from "../chain/index.ts";
+import type { HistoryIndex } from "./historyIndex.ts";
+import type { LmdbPoolJournal } from "./poolJournal.ts";
+import { packIds, type Pruner, type RetiredEntry } from "./pruning.ts";
+import { SCHEMA_VERSION } from "./schema.ts";
+import type { WriteBatch } from "./writeBatch.ts";
+
+/**
+ * Entries pruning may delete in one block's write: twice what the block wrote, so that it gains
+ * on a steady load (a block retires about as many trie nodes as it writes), plus a floor so that
+ * quiet blocks catch up with a backlog. Bounded, so that no commit holds the writer for long.
+ */
+const PRUNE_FLOOR = 2_000;
+const pruneBudget = (written: number): number => PRUNE_FLOOR + 2 * written;
+
+/** What a block's write touches: the store's tables, its history index, journal and pruner. */
+export interface BlockTables {
+  meta: Database<number, string>;
+  blocks: Database<StoredBlock, number>;
+  blockNumbers: Database<number, string>;
+  txs: Database<ConfirmedTx, string>;
+  state: Database<JsonValue, string>;
+  stateDeleted: Database<number, string>;
+  trie: Database<Uint8Array, number>;
+  trieRoots: Database<number, string>;
+  trieRetired: Database<RetiredEntry, number>;
+  stakes: Database<number, string>;
+  validatorSets: Database<Validator[], number>;
+  history: HistoryIndex;
+  journal: LmdbPoolJournal;
+  pruner: Pruner;
+}
+
+/**
+ * Records `write`'s block in `batch`: reads committed data only and writes nothing, so it may
+ * throw without leaving a partial write. Returns the hashes whose journal entries it removes.
+ */
+export function planBlockWrite(tables: BlockTables, write: BlockWrite, batch: WriteBatch): string[] {
+  const { block } = write;
+  batch.put(tables.blocks, block.header.number, block);
+  if (write.parent !== undefined) batch.put(tables.blocks, write.parent.header.number, write.parent);
+  batch.put(tables.blockNumbers, block.hash, block.header.number);
+  for (const confirmed of write.txs) batch.put(tables.txs, confirmed.tx.hash, confirmed);
+  const indexed = tables.history.add(batch, write.txs, write.credited);
+  const unjournaled = tables.journal.removeInWrite(batch, write.journalRemovals);
+  batch.failpoint("commit.afterBlockWrites");
+  const deleted: string[] = [];
+  for (const [path, value] of write.stateChanges) {
+    if (value !== null) batch.put(tables.state, path, value);
+    // A change to null may name a path that held nothing (SET_VALUE clears its target first).
+    else if (tables.state.doesExist(path)) {
+      batch.remove(tables.state, path);
+      batch.put(tables.stateDeleted, path, block.header.number);
+      deleted.push(path);
+    }
+  }
+  // Ids only grow, so these land at the end of the table: appended pages, not rewritten ones.
+  let written = write.txs.length + indexed;
+  for (const [id, record] of write.trie.nodes) {
+    batch.put(tables.trie, id, record);
+    written++;
+  }
+  if (tables.pruner.prunesStates) recordRetired(tables, batch, write, deleted);
+  if (write.trie.root !== undefined) batch.put(tables.trieRoots, write.trie.root.hash, write.trie.root.id);
+  for (const [address, stake] of write.stakeChanges) {
+    if (stake === 0) batch.remove(tables.stakes, address);
+    else batch.put(tables.stakes, address, stake);
+  }
+  if (write.validatorSet !== undefined) {
+    batch.put(tables.validatorSets, write.validatorSet.fromHeight, write.validatorSet.validators);
+  }
+  batch.failpoint("commit.afterStateWrites");
+  tables.pruner.prune(batch, block.header.number, pruneBudget(written), {
+    root: write.trie.root?.hash,
+    deleted: new Set(deleted),
+    txHashes: new Set(block.tx_hashes),
+  });
+  batch.put(tables.meta, "head", block.header.number);
+  batch.put(tables.meta, "schema_version", SCHEMA_VERSION);
+  batch.failpoint("commit.afterHeadWrite");
+  return unjournaled;
+}
+
+/**
+ * Notes what `write`'s block retired from the trie: its nodes, and its parent's root entry when
+ * the root changed (an empty block keeps its parent's root, which then retires nothing).
+ */
+function recordRetired(tables: BlockTables, batch: WriteBatch, write: BlockWrite, deleted: string[]): void {
+  const { block, trie } = write;
+  const entry: RetiredEntry = { ids: packIds(trie.retired) };
+  if (deleted.length > 0) entry.deleted = deleted;
+  if (trie.parent !== undefined && trie.parent.hash !== trie.root?.hash) {
+    Object.assign(entry, { root: trie.parent.hash, rootId: trie.parent.id });
+  }
+  if (entry.ids.length > 0 || entry.root !== undefined)
+    batch.put(tables.trieRetired, block.header.number, entry);
+}
