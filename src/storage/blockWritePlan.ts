@@ -4,7 +4,7 @@ import type { HistoryIndex } from "./historyIndex.ts";
 import type { LmdbPoolJournal } from "./poolJournal.ts";
 import { packIds, type Pruner, type RetiredEntry } from "./pruning.ts";
 import { SCHEMA_VERSION } from "./schema.ts";
-import type { WriteBatch } from "./writeBatch.ts";
+import type { TableWrites } from "./writeBatch.ts";
 
 /**
  * Entries pruning may delete in one block's write: twice what the block wrote, so that it gains
@@ -33,10 +33,12 @@ export interface BlockTables {
 }
 
 /**
- * Records `write`'s block in `batch`: reads committed data only and writes nothing, so it may
- * throw without leaving a partial write. Returns the hashes whose journal entries it removes.
+ * Writes `write`'s block by `batch`: at once inside the caller's write transaction
+ * (directWrites), or recorded in a WriteBatch to be made later (it then reads committed data
+ * only and writes nothing, so it may throw without leaving a partial write). Its reads never
+ * depend on its own writes. Returns the hashes whose journal entries it removes.
  */
-export function planBlockWrite(tables: BlockTables, write: BlockWrite, batch: WriteBatch): string[] {
+export function planBlockWrite(tables: BlockTables, write: BlockWrite, batch: TableWrites): string[] {
   const { block } = write;
   batch.put(tables.blocks, block.header.number, block);
   if (write.parent !== undefined) batch.put(tables.blocks, write.parent.header.number, write.parent);
@@ -86,7 +88,7 @@ export function planBlockWrite(tables: BlockTables, write: BlockWrite, batch: Wr
  * Notes what `write`'s block retired from the trie: its nodes, and its parent's root entry when
  * the root changed (an empty block keeps its parent's root, which then retires nothing).
  */
-function recordRetired(tables: BlockTables, batch: WriteBatch, write: BlockWrite, deleted: string[]): void {
+function recordRetired(tables: BlockTables, batch: TableWrites, write: BlockWrite, deleted: string[]): void {
   const { block, trie } = write;
   const entry: RetiredEntry = { ids: packIds(trie.retired) };
   if (deleted.length > 0) entry.deleted = deleted;

@@ -291,23 +291,23 @@ export class LmdbStore implements ChainStore {
   /**
    * Writes the block, its indexes, state and trie nodes, the new head and the removal of
    * `write.journalRemovals` from the pool journal in one write transaction, durable when this
-   * resolves. The write is planned first (planBlockWrite: reads of committed data, nothing
-   * written), then made:
+   * resolves (planBlockWrite says what it writes):
    * - without a writer thread, or inside commitTogether (a child transaction of its write), in a
    *   synchronous transaction on this thread: store, head and pool change in one turn;
-   * - with one (StoreOptions.writeThread), by that thread, while this one answers reads and
+   * - with one (StoreOptions.writeThread), planned into a WriteBatch on this thread (reads of
+   *   committed data, nothing written) and made by that thread, while this one answers reads and
    *   admits. The chain moves its head, and the pool drops the block's transactions, only once
    *   this resolves, but the thread's commit is visible to new read transactions before that: so
    *   until then every read of this store goes through a read transaction on the commit before
    *   it (`at`), and nothing shows a transaction in block N while the head is still N-1.
    */
   async commitBlock(write: BlockWrite): Promise<void> {
-    const batch = new WriteBatch();
-    const unjournaled = planBlockWrite(this.tables, write, batch);
     if (this.writer !== undefined && !this.together) {
+      const batch = new WriteBatch();
+      const unjournaled = planBlockWrite(this.tables, write, batch);
       await this.writeAside(this.writer, batch, unjournaled);
     } else {
-      this.root.transactionSync(() => batch.apply());
+      const unjournaled = this.root.transactionSync(() => planBlockWrite(this.tables, write, directWrites));
       // Inside commitTogether the removals are undone if its write fails: forgotten after it commits.
       if (this.together) this.togetherRemovals.push(...unjournaled);
       else this.journal.forget(unjournaled);

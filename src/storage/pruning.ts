@@ -2,7 +2,7 @@ import type { Database } from "lmdb";
 import type { ConfirmedTx, StoredBlock } from "../chain/index.ts";
 import type { HistoryIndex } from "./historyIndex.ts";
 import type { ReadView } from "./readView.ts";
-import type { WriteBatch } from "./writeBatch.ts";
+import type { TableWrites } from "./writeBatch.ts";
 
 /** How much history a node keeps (docs/decisions/011-pruning.md). */
 export interface RetentionOptions {
@@ -120,7 +120,7 @@ export class Pruner {
    * entries. Reads see the store before that write, not `writes`: `block` names what the block's
    * own write puts that an old entry's deletion must not undo.
    */
-  prune(writes: WriteBatch, head: number, budget: number, block: PrunedBlockWrites): void {
+  prune(writes: TableWrites, head: number, budget: number, block: PrunedBlockWrites): void {
     let left = budget;
     if (this.options.retainStates > 0)
       left = this.pruneStates(writes, head - this.options.retainStates + 1, left, block);
@@ -129,7 +129,7 @@ export class Pruner {
   }
 
   private pruneStates(
-    writes: WriteBatch,
+    writes: TableWrites,
     keepFrom: number,
     budget: number,
     block: PrunedBlockWrites,
@@ -168,7 +168,7 @@ export class Pruner {
     return left;
   }
 
-  private pruneBlocks(writes: WriteBatch, keepFrom: number, budget: number, block: PrunedBlockWrites): void {
+  private pruneBlocks(writes: TableWrites, keepFrom: number, budget: number, block: PrunedBlockWrites): void {
     const { meta, blocks, blockNumbers, txs, history } = this.tables;
     let left = budget;
     let number = this.blocksFrom();

@@ -1,10 +1,14 @@
 import type { Database, Key } from "lmdb";
 import { type FailpointName, failpoint, failpointDue, failpointLine } from "../faults/index.ts";
 
-/** Writes to the environment's tables: made at once (inside a write transaction) or recorded. */
+/**
+ * Writes to the environment's tables, and the failpoints between them: made at once (inside a
+ * write transaction) or recorded (WriteBatch).
+ */
 export interface TableWrites {
   put<V, K extends Key>(table: Database<V, K>, key: K, value: V): void;
   remove<V, K extends Key>(table: Database<V, K>, key: K): void;
+  failpoint(name: FailpointName): void;
 }
 
 /** Writes made at once: for code already inside a write transaction. */
@@ -15,6 +19,7 @@ export const directWrites: TableWrites = {
   remove: (table, key) => {
     table.remove(key);
   },
+  failpoint,
 };
 
 /**
@@ -43,9 +48,9 @@ const REMOVE = Symbol("remove");
 const FAILPOINT = Symbol("failpoint");
 
 /**
- * Writes recorded in order, to be made later in one write: a block's write is first planned here
- * (reading only committed data, and free to throw: nothing is written yet), then made by the
- * block writer thread (toMessage), or at once inside commitTogether's transaction (apply).
+ * Writes recorded in order, to be made later in one write by the block writer thread
+ * (toMessage): a block's write is first planned here (reading only committed data, and free to
+ * throw: nothing is written yet).
  *
  * Reads made while planning do not see the plan's own writes.
  */
@@ -53,11 +58,6 @@ export class WriteBatch implements TableWrites {
   private readonly tables: (Database<unknown, Key> | typeof FAILPOINT)[] = [];
   private readonly keys: (Key | FailpointName)[] = [];
   private readonly values: unknown[] = [];
-
-  /** Writes recorded so far. */
-  get size(): number {
-    return this.tables.length;
-  }
 
   put<V, K extends Key>(table: Database<V, K>, key: K, value: V): void {
     this.tables.push(table as Database<unknown, Key>);
@@ -71,7 +71,7 @@ export class WriteBatch implements TableWrites {
     this.values.push(REMOVE);
   }
 
-  /** The failpoint `name` fires at this place of `apply` (crash tests kill the write there). */
+  /** The failpoint `name` fires at this place of the write (crash tests kill the write there). */
   failpoint(name: FailpointName): void {
     this.tables.push(FAILPOINT);
     this.keys.push(name);
@@ -80,7 +80,8 @@ export class WriteBatch implements TableWrites {
 
   /**
    * The recorded writes as a message for the block writer thread, tables by `tableIndex`. A
-   * failpoint is counted here, in order, as `apply` would; the one due becomes a kill at its place.
+   * failpoint is counted here, in order, as a write made at once would; the one due becomes a kill
+   * at its place.
    */
   toMessage(tableIndex: (table: Database<unknown, Key>) => number): {
     message: WriteMessage;
@@ -140,16 +141,5 @@ export class WriteBatch implements TableWrites {
     // All four were made here, on ArrayBuffers of their own: moved to the thread, not copied.
     const transfer = [kinds.buffer, at.buffer, message.bytes.buffer, message.ends.buffer] as ArrayBuffer[];
     return { message, transfer };
-  }
-
-  /** Makes the recorded writes, in order. Call inside a write transaction. */
-  apply(): void {
-    const { tables, keys, values } = this;
-    for (let i = 0; i < tables.length; i++) {
-      const table = tables[i] as Database<unknown, Key> | typeof FAILPOINT;
-      if (table === FAILPOINT) failpoint(keys[i] as FailpointName);
-      else if (values[i] === REMOVE) table.remove(keys[i] as Key);
-      else table.put(keys[i] as Key, values[i]);
-    }
   }
 }
