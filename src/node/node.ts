@@ -149,9 +149,8 @@ export class ChainNode {
     armFailpoint(options.faults.failpoint);
     const paths = homePaths(options.home);
     mkdirSync(paths.data, { recursive: true });
-    // A dev node's blocks are written off its event loop, which meanwhile answers reads and
-    // admits; a validator's are not yet (docs/decisions/018-block-writer-thread.md).
-    const store = new LmdbStore(paths.data, options.storage, { writeThread: mode.kind === "dev" });
+    const { writeThread, ...retention } = options.storage;
+    const store = new LmdbStore(paths.data, retention, { writeThread });
     let started: BlockMaking | undefined;
     let live: LiveUpdates | undefined;
     let verifier: SignatureWorkers | undefined;

@@ -26,8 +26,11 @@ export interface NodeOptions {
   p2p: P2pSettings;
   /** State sync: how a node without chain data joins from a snapshot (node/stateSyncStart.ts). */
   sync: StateSyncSettings;
-  /** How many recent states and blocks the data directory keeps (storage/pruning.ts). */
-  storage: RetentionOptions;
+  /**
+   * How many recent states and blocks the data directory keeps (storage/pruning.ts), and whether
+   * blocks are written by the store's writer thread (docs/decisions/018-block-writer-thread.md).
+   */
+  storage: RetentionOptions & { writeThread: boolean };
   /** Round timeouts; the block time (commitMs) comes from genesis unless overridden. */
   consensus: ConsensusSettings;
   /** Periodic state snapshots (docs/operations.md, "Snapshots"). */
@@ -121,7 +124,7 @@ export function defaultNodeOptions(home: string): NodeOptions {
     name: hostname(),
     location: "",
     p2p: { ...defaultP2pSettings, bootstrap: [], announce: [] },
-    storage: { ...defaultRetention },
+    storage: { ...defaultRetention, writeThread: false },
     sync: { stateSync: false, trustHeight: 0, trustHash: "", chunkFetchers: 4 },
     consensus: { ...defaultConsensusTimeouts },
     snapshot: { interval: 0, keep: 2 },

@@ -453,6 +453,16 @@ export const SETTINGS: readonly Setting[] = [
     },
   }),
   setting({
+    section: "storage",
+    key: "write_thread",
+    schema: Type.Boolean(),
+    doc: "Write blocks on a thread of the store's own, so that reads and submissions are answered during a block's write (more CPU per block; docs/decisions/018-block-writer-thread.md).",
+    get: (o) => o.storage.writeThread,
+    set: (o, v) => {
+      o.storage.writeThread = v;
+    },
+  }),
+  setting({
     section: "snapshot",
     key: "interval",
     schema: Type.Integer({ minimum: 0, maximum: 0xffffffff }),

@@ -78,6 +78,8 @@ async function runDevFailpoints(
   label: string,
   genesisPoint: FailpointName,
   points: readonly FailpointName[],
+  /** More environment for every start (a setting, e.g. the store's writer thread). */
+  env: Record<string, string> = {},
 ): Promise<void> {
   const started = Date.now();
   const home = mkdtempSync(join(tmpdir(), "chain-node-failpoints-"));
@@ -95,14 +97,17 @@ async function runDevFailpoints(
     const seen = new Map<number, string>();
 
     // Block 0 itself: killed inside the write of genesis, before RPC serves.
-    node = await spawnCrashable(args(QUIET), port, { [TEST_FAULT_VARIABLES.failpoint]: `${genesisPoint}:1` });
+    node = await spawnCrashable(args(QUIET), port, {
+      ...env,
+      [TEST_FAULT_VARIABLES.failpoint]: `${genesisPoint}:1`,
+    });
     assertKilledAt(
       node,
       await exitWithin(node, 20_000, `${genesisPoint} in the genesis write`),
       genesisPoint,
     );
     assert.equal(node.served, false, `${genesisPoint}: it died writing block 0, before serving`);
-    node = await spawnCrashable(args(QUIET), port);
+    node = await spawnCrashable(args(QUIET), port, env);
     assert.equal(await rpc<number>(node.url, "chain_getRecentBlockNumber"), 0, "restarted at block 0");
     const genesis = loadGenesis(home);
     await replayDevChain(genesis, validator, await readBlocks(node.url, 0, 0), "after the genesis crash");
@@ -112,7 +117,10 @@ async function runDevFailpoints(
     let checkedTxs = 0;
     for (const point of points) {
       const at = point.startsWith("journal.") ? JOURNAL_AT : COMMIT_AT;
-      node = await spawnCrashable(args(100), port, { [TEST_FAULT_VARIABLES.failpoint]: `${point}:${at}` });
+      node = await spawnCrashable(args(100), port, {
+        ...env,
+        [TEST_FAULT_VARIABLES.failpoint]: `${point}:${at}`,
+      });
       const url = node.url;
       const stream = node.served
         ? new TransferStream(url, senders, recipient, acknowledged, point)
@@ -123,7 +131,7 @@ async function runDevFailpoints(
       await watcher?.stop();
       assertKilledAt(node, exit, point);
 
-      node = await spawnCrashable(args(QUIET), port);
+      node = await spawnCrashable(args(QUIET), port, env);
       const restarted = await rpc<number>(node.url, "chain_getRecentBlockNumber");
       if (BLOCK_KEPT.has(point)) {
         assert.equal(restarted, head + at, `${point}: block ${head + at} was committed before the kill`);
@@ -144,7 +152,7 @@ async function runDevFailpoints(
     }
 
     // At last with blocks again: everything pending commits, and the books balance.
-    node = await spawnCrashable(args(100), port);
+    node = await spawnCrashable(args(100), port, env);
     const { blocks, committed: transfers } = await checkFinalChain(
       node.url,
       { seen, acknowledged, senders, drainMs: 20_000 },
@@ -180,6 +188,11 @@ describe("failpoints (kill at every durable step, restart, check)", { concurrenc
     runDevFailpoints(t, "dev A", "commit.afterStateWrites", COMMIT_POINTS.slice(0, half)));
   it(`dev: block 0 and the points ${[...COMMIT_POINTS.slice(half), ...JOURNAL_POINTS].join(", ")}`, (t) =>
     runDevFailpoints(t, "dev B", "commit.afterHeadWrite", [...COMMIT_POINTS.slice(half), ...JOURNAL_POINTS]));
+  // The same points with the block written by the store's thread (a kill op inside its write).
+  it(`dev with storage.write_thread: block 0 and ${COMMIT_POINTS.slice(0, half).join(", ")}`, (t) =>
+    runDevFailpoints(t, "dev A, writer thread", "commit.afterBlockWrites", COMMIT_POINTS.slice(0, half), {
+      CHAIN_NODE_STORAGE_WRITE_THREAD: "true",
+    }));
 
   describe("vote signing (one-validator chain-node testnet)", () => {
     let net: Testnet | undefined;

@@ -18,13 +18,14 @@ export function importCommand(): Command {
     .addOption(new Option("--file <file>", "export file (chain-node export)").makeOptionMandatory())
     .action(async (flags: ImportFlags) => {
       const progress = progressOnStderr("import", "blocks");
+      const { retainStates, retainBlocks } = resolveNodeOptions({ home: flags.home }).storage;
       try {
         const summary = await importChain({
           home: flags.home,
           file: flags.file,
           faults: readTestFaults(process.env),
           // The home's [storage] retention (config.toml, CHAIN_NODE_STORAGE_*): import prunes as its node would.
-          retention: resolveNodeOptions({ home: flags.home }).storage,
+          retention: { retainStates, retainBlocks },
           onProgress: (head, to) => progress.update(head, to),
         });
         progress.stop();

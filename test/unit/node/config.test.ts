@@ -138,7 +138,15 @@ describe("configuration: flags > environment > config.toml > defaults", () => {
       );
     }
     assert.throws(() => loadConfig(homeWith("[storage]\nretain_blocks = 1\n")), /storage\.retain_blocks/);
-    assert.deepEqual(defaultNodeOptions("/x").storage, { retainStates: 128, retainBlocks: 0 });
+    assert.deepEqual(defaultNodeOptions("/x").storage, {
+      retainStates: 128,
+      retainBlocks: 0,
+      writeThread: false,
+    });
+    const threaded = resolveConfig(defaultNodeOptions("/x"), [
+      envLayer({ CHAIN_NODE_STORAGE_WRITE_THREAD: "true" }),
+    ]);
+    assert.equal(threaded.options.storage.writeThread, true);
   });
 
   it("treats a home without config.toml as an empty file", () => {
