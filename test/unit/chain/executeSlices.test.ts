@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { setImmediate as nextTurn } from "node:timers/promises";
 import { Chain, type ExecutedBlock, type Tx } from "../../../src/chain/index.ts";
 import { MemoryStore } from "../../helpers/memoryStore.ts";
 import { ACCOUNTS, GENESIS, userWrites, VALIDATOR } from "../../helpers/smallChain.ts";
+import { turnsWhile } from "../../helpers/turns.ts";
 
 /**
  * Chain.execute in time slices (ChainOptions.executionSliceMs, chain/timeSlices.ts): a large
@@ -20,17 +20,8 @@ async function turnsDuring(
   txs: Tx[],
   check: () => void,
 ): Promise<{ turns: number; executed: ExecutedBlock }> {
-  let done = false;
-  const executing = chain.execute(txs, VALIDATOR, chain.head().header.timestamp + 1000).finally(() => {
-    done = true;
-  });
-  let turns = 0;
-  while (!done) {
-    await nextTurn();
-    if (done) break;
-    turns++;
-    check();
-  }
+  const executing = chain.execute(txs, VALIDATOR, chain.head().header.timestamp + 1000);
+  const turns = await turnsWhile(executing, check);
   const executed = await executing;
   chain.abandon();
   return { turns, executed };

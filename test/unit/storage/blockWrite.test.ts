@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { setImmediate as nextTurn } from "node:timers/promises";
 import type { BlockWrite, Commit, JsonValue, StoredBlock, Tx } from "../../../src/chain/index.ts";
 import { LmdbStore } from "../../../src/storage/index.ts";
 import { ACCOUNTS, openChain, produce, transfer, userWrites, VALIDATOR } from "../../helpers/smallChain.ts";
 import { withTempDir } from "../../helpers/tempDir.ts";
+import { turnsWhile } from "../../helpers/turns.ts";
 
 /**
  * A block's write (LmdbStore.commitBlock): planned on the node's thread, made by the store's
@@ -39,19 +39,10 @@ describe("a block's write (storage/lmdbStore.ts commitBlock)", () => {
       });
       const expected = before();
       assert.equal(expected.head, 1);
-      let resolved = false;
-      const committing = chain.commit(executed, commit, [VALIDATOR]).then(() => {
-        resolved = true;
-      });
       // Turns of this thread while the write is under way: each reads the store as before it.
-      let turns = 0;
-      while (!resolved) {
-        await nextTurn();
-        if (resolved) break;
-        turns++;
-        assert.deepEqual(before(), expected, `turn ${turns}: the block is visible before its write resolved`);
-      }
-      await committing;
+      const turns = await turnsWhile(chain.commit(executed, commit, [VALIDATOR]), (turn) => {
+        assert.deepEqual(before(), expected, `turn ${turn}: the block is visible before its write resolved`);
+      });
       assert.ok(turns > 0, "the thread was blocked for the whole write");
       assert.equal(store.headNumber(), 2);
       assert.equal(store.getBlock(2)?.hash, executed.hash);
