@@ -37,6 +37,7 @@ parentPort.on("message", (message) => {
           // A failpoint (faults/failpoints.ts): die inside the transaction, with SIGKILL semantics.
           writeSync(2, values[i]);
           process.kill(process.pid, "SIGKILL");
+          continue;
         }
         const database = databases[at[i]];
         const key = kinds[i] & PACKED_KEY ? span(keys[i]) : keys[i];

@@ -50,10 +50,15 @@ export class LmdbPoolJournal {
     for (const { seq, tx } of records) this.seqs.set(tx.hash, seq);
     try {
       await this.write(() => {
-        // An entry whose block committed (or that was dropped) before this write is not written back.
+        // An entry whose block committed (or that was dropped) before this write is not written
+        // back; one that a block's write on the writer thread is removing is, until that commits.
         for (const { seq, tx } of records) {
-          if (this.seqs.get(tx.hash) === seq) this.journal.put(seq, tx);
-          else if (this.removing.get(tx.hash)?.seq === seq && !this.removing.get(tx.hash)?.committed()) {
+          if (this.seqs.get(tx.hash) === seq) {
+            this.journal.put(seq, tx);
+            continue;
+          }
+          const removal = this.removing.get(tx.hash);
+          if (removal?.seq === seq && !removal.committed()) {
             this.journal.put(seq, tx);
             this.putBack.add(tx.hash);
           }
