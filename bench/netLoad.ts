@@ -12,7 +12,8 @@
  *                during the measured phase, over the whole phase and over `windows` equal parts.
  *  - latency:    a steady `ratePerS`: every `tickMs` the transfers due so far go out as one batch
  *                to the next node. Each hash's submission time is when its request was sent; its
- *                commit time is when the poller first saw the block that holds it.
+ *                commit time is when the `pollUrl` node's `newBlocks` notification of the block that
+ *                holds it arrived (an Ethereum node: when the poller first saw that block).
  *  - all:        every transaction of the file (from `firstTx`, `count` of them) sent as in
  *                throughput, then waits until the blocks seen hold as many as were admitted.
  *                Committed per second = admitted / (first request sent → the last block seen).
@@ -25,6 +26,7 @@
  */
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
+import WebSocket, { type RawData } from "ws";
 import { quantile } from "./report.ts";
 
 interface Common {
@@ -325,6 +327,58 @@ function startPoller(
   };
 }
 
+/**
+ * Follows `url`'s new blocks through a `newBlocks` subscription on its /ws (chain-node only) and
+ * calls `onBlock` with each block's transaction hashes and the time its notification arrived: the
+ * moment the node committed it, without a poll's wait (on average half its period) or a fetch. A
+ * block the notifications skipped (none should) is fetched, as the poller would.
+ */
+async function startSubscriber(
+  url: string,
+  onBlock: (number: number, hashes: string[], seenAtMs: number) => void,
+): Promise<{ stop: () => Promise<void>; errors: () => number }> {
+  const socket = new WebSocket(`${url.replace(/^http/, "ws")}/ws`);
+  await new Promise<void>((resolve, reject) => {
+    socket.once("open", resolve);
+    socket.once("error", reject);
+  });
+  let errors = 0;
+  let last = await DIALECTS.chain.head(url);
+  let filling = Promise.resolve();
+  socket.on("error", () => errors++);
+  socket.on("message", (data: RawData) => {
+    const seenAt = performance.now();
+    const message = JSON.parse(data.toString()) as {
+      params?: { result?: { number: number; transactions: string[] } };
+    };
+    const block = message.params?.result;
+    if (block === undefined || block.number <= last) return;
+    const missed = Array.from({ length: block.number - last - 1 }, (_, i) => last + 1 + i);
+    last = block.number;
+    if (missed.length > 0) {
+      filling = filling
+        .then(() => DIALECTS.chain.txHashes(url, missed))
+        .then((blocks) => {
+          for (const [i, hashes] of blocks.entries()) onBlock(missed[i] as number, hashes, performance.now());
+        })
+        .catch(() => {
+          errors++;
+        });
+    }
+    onBlock(block.number, block.transactions, seenAt);
+  });
+  socket.send(
+    JSON.stringify({ jsonrpc: "2.0", id: 1, method: "chain_subscribe", params: { topic: "newBlocks" } }),
+  );
+  return {
+    stop: async () => {
+      await filling;
+      socket.close();
+    },
+    errors: () => errors,
+  };
+}
+
 /** Sends one batch of `txs`: the hashes admitted, and the others by reason. */
 async function sendBatch(dialect: Dialect, url: string, txs: unknown[], id: number): Promise<Sent> {
   try {
@@ -535,16 +589,17 @@ async function latency(spec: Extract<NetLoadSpec, { mode: "latency" }>): Promise
   const dialect = dialectOf(spec);
   const seen = new Map<string, number>();
   let blockCount = 0;
-  const poller = startPoller(
-    dialect,
-    spec.pollUrl,
-    spec.pollMs,
-    "hashes",
-    (_number, hashes, _count, seenAtMs) => {
-      blockCount++;
-      for (const hash of hashes ?? []) if (!seen.has(hash)) seen.set(hash, seenAtMs);
-    },
-  );
+  const onBlock = (hashes: string[] | undefined, seenAtMs: number) => {
+    blockCount++;
+    for (const hash of hashes ?? []) if (!seen.has(hash)) seen.set(hash, seenAtMs);
+  };
+  // A chain-node tells its subscribers of each commit; an Ethereum node here is polled.
+  const poller =
+    (spec.rpc ?? "chain") === "chain"
+      ? await startSubscriber(spec.pollUrl, (_number, hashes, seenAtMs) => onBlock(hashes, seenAtMs))
+      : startPoller(dialect, spec.pollUrl, spec.pollMs, "hashes", (_number, hashes, _count, seenAtMs) =>
+          onBlock(hashes, seenAtMs),
+        );
   const submittedAt = new Map<string, number>();
   const acks: number[] = [];
   const rejected: Record<string, number> = {};
