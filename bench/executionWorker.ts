@@ -12,8 +12,9 @@
  * Prints progress on stderr and one JSON line (ExecutionRun) on stdout.
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
+import { dirname } from "node:path";
 import { performance } from "node:perf_hooks";
 import { balanceOf, Chain, type ChainStore, type Commit, type Genesis, type Tx } from "../src/chain/index.ts";
 import { keccakBackend, keccakReady, toChecksumAddress } from "../src/crypto/index.ts";
@@ -315,6 +316,7 @@ const otherCpuPct =
 
 if (profiler !== undefined && spec.cpuProfile !== undefined) {
   const { profile } = await profiler.post("Profiler.stop");
+  mkdirSync(dirname(spec.cpuProfile), { recursive: true });
   writeFileSync(spec.cpuProfile, JSON.stringify(profile));
   profiler.disconnect();
 }
