@@ -347,7 +347,7 @@ export class NetworkServices {
 
   private async admitGossiped(input: SignedTxInput): Promise<Verdict> {
     try {
-      await this.admission.submit(input);
+      await this.admission.submitFromPeer(input);
       return "accept";
     } catch (error) {
       if (error instanceof TxRejectedError) return PROVABLY_BAD.has(error.reason) ? "reject" : "ignore";

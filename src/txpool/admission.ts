@@ -54,7 +54,10 @@ export class Admission {
   private nextSeq = 0;
   /** Settles when every earlier submission's stateful checks have run (see inOrder). */
   private turn: Promise<unknown> = Promise.resolve();
-  /** Told of transactions once they are journaled and acknowledged (RPC subscriptions, metrics). */
+  /**
+   * Told of transactions once they are admitted: journaled and acknowledged when submitted here,
+   * in the pool when a peer gossiped them (RPC subscriptions, metrics).
+   */
   readonly admitted = new Listeners<readonly Tx[]>();
 
   constructor(
@@ -72,14 +75,33 @@ export class Admission {
   }
 
   async submit(input: SignedTxInput): Promise<string> {
-    const entry = await this.inOrder(this.verifyAll([input]), ([verified]) => {
+    const entry = await this.admitOne(input);
+    await this.persist([entry]);
+    this.admitted.emit([entry.tx]);
+    return entry.tx.hash;
+  }
+
+  /**
+   * Admits a transaction a peer gossiped: every check of `submit`, but no journal write. This node
+   * returned its hash to no one; the node that did journaled it (DESIGN.md §8 promises survival
+   * to that node), and it commits through any proposer that holds it. So a restart drops it
+   * from this pool, as geth keeps only local transactions in its journal. On a network of n
+   * validators, n − 1 of every n admissions are gossiped: their LMDB writes were most of the
+   * journal's (docs/performance.md, "Gossiped transactions are not journaled").
+   */
+  async submitFromPeer(input: SignedTxInput): Promise<string> {
+    const entry = await this.admitOne(input);
+    this.admitted.emit([entry.tx]);
+    return entry.tx.hash;
+  }
+
+  /** The checks of one submission, in arrival order; its entry is in the pool when this resolves. */
+  private admitOne(input: SignedTxInput): Promise<PoolEntry> {
+    return this.inOrder(this.verifyAll([input]), ([verified]) => {
       const entry = this.checkVerified(verified as Tx | TxRejectedError);
       this.pool.add(entry);
       return entry;
     });
-    await this.persist([entry]);
-    this.admitted.emit([entry.tx]);
-    return entry.tx.hash;
   }
 
   /** All or none: every entry is checked (each against the pending state the earlier ones make). */

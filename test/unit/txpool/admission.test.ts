@@ -186,6 +186,27 @@ describe("Admission: acceptance", () => {
     assert.equal(journal.saves[0]?.[0]?.tx.address, ALICE);
   });
 
+  it("admits a gossiped transaction with every check but does not journal it", async () => {
+    const { admission, journal } = setup();
+    const announced: string[] = [];
+    admission.admitted.add((txs) => announced.push(...txs.map((tx) => tx.hash)));
+    const gossiped = transfer(ALICE_KEY, 0, 10);
+    const hash = await admission.submitFromPeer(gossiped);
+    assert.equal(hash, hashOf(gossiped));
+    assert.ok(admission.pool.has(hash), "the pool holds it");
+    assert.deepEqual(announced, [hash], "announced as admitted");
+    assert.equal(journal.saves.length, 0, "no journal write: this node acknowledged it to no one");
+    // The same checks as a submission: the next nonce follows the pooled one, a repeat is known.
+    await assertRejected(admission.submitFromPeer(gossiped), "already_known");
+    await assertRejected(admission.submitFromPeer(transfer(ALICE_KEY, 2)), "nonce_too_high");
+    const own = await admission.submit(transfer(ALICE_KEY, 1, 10));
+    assert.deepEqual(
+      journal.saves.flat().map((record) => record.tx.hash),
+      [own],
+      "only the transaction submitted here is journaled",
+    );
+  });
+
   it("chains ordered nonces 0, 1, 2 from one sender", async () => {
     const { admission } = setup();
     for (const nonce of [0, 1, 2]) await admission.submit(transfer(ALICE_KEY, nonce));
