@@ -38,9 +38,10 @@ const live = new Set<Child>();
  * Runs `node <args>` with the same pinned Node binary as this process, in the repository root.
  * Every child is tracked until it exits, so `stopAll` can end whatever is still running.
  */
-export function spawnNode(name: string, args: string[]): Child {
+export function spawnNode(name: string, args: string[], env: Record<string, string> = {}): Child {
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
+    env: { ...process.env, ...env },
     // stdin stays an open pipe: the bench's own servers exit when it closes (the bench died).
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -196,6 +197,7 @@ export async function startDevNode(
   home: string,
   blockTimeMs: number,
   startTimeoutMs = 30_000,
+  env: Record<string, string> = {},
 ): Promise<{ url: string; pid: number | undefined }> {
   const port = await freePort();
   // BENCH_NODE_CPU_PROF_DIR: every dev node writes a CPU profile there when it stops.
@@ -203,7 +205,7 @@ export async function startDevNode(
   const args = profileDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", profileDir];
   args.push("bin/chain-node.js", "dev", "--home", home, "--rpc-port", String(port));
   args.push("--block-time", String(blockTimeMs), "--log-level", "warn");
-  const child = spawnNode(name, args);
+  const child = spawnNode(name, args, env);
   const url = `http://127.0.0.1:${port}`;
   await waitForRpc(child, url, startTimeoutMs);
   return { url, pid: child.child.pid };

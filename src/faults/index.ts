@@ -37,6 +37,12 @@ export const TEST_FAULT_VARIABLES = {
    * test chain's small state makes many chunks (every node of a test network sets the same).
    */
   snapshotChunkBytes: "CHAIN_NODE_TEST_SNAPSHOT_CHUNK_BYTES",
+  /**
+   * `1`: a dev node makes no block; it admits and journals as always. The admission benchmark's
+   * node: without it the dev producer commits a pool's backlog back to back (docs/decisions/017),
+   * and the bench measured admission competing with execution for the event loop.
+   */
+  holdBlocks: "CHAIN_NODE_TEST_HOLD_BLOCKS",
 } as const;
 
 export interface TestFaults {
@@ -46,6 +52,7 @@ export interface TestFaults {
   keystoreScryptN: number | undefined;
   corruptSnapshotChunks: boolean;
   snapshotChunkBytes: number | undefined;
+  holdBlocks: boolean;
 }
 
 /** No fault: what a node runs with when no CHAIN_NODE_TEST_* variable is set. */
@@ -56,6 +63,7 @@ export const NO_TEST_FAULTS: TestFaults = Object.freeze({
   keystoreScryptN: undefined,
   corruptSnapshotChunks: false,
   snapshotChunkBytes: undefined,
+  holdBlocks: false,
 });
 
 /** Reads the CHAIN_NODE_TEST_* variables of `env`; throws, naming the variable, on a malformed one. */
@@ -82,10 +90,11 @@ export function readTestFaults(env: Readonly<Record<string, string | undefined>>
   ) {
     throw new Error(`${V.keystoreScryptN} must be a power of two, at least 2`);
   }
-  const corruptText = text(V.corruptSnapshotChunks);
-  if (corruptText !== undefined && corruptText !== "1" && corruptText !== "0") {
-    throw new Error(`${V.corruptSnapshotChunks} must be 1 or 0`);
-  }
+  const flag = (name: string): boolean => {
+    const value = text(name);
+    if (value !== undefined && value !== "1" && value !== "0") throw new Error(`${name} must be 1 or 0`);
+    return value === "1";
+  };
   const chunkText = text(V.snapshotChunkBytes);
   const chunkBytes = chunkText === undefined ? undefined : Number(chunkText);
   if (chunkBytes !== undefined && (!Number.isSafeInteger(chunkBytes) || chunkBytes < 64)) {
@@ -102,8 +111,9 @@ export function readTestFaults(env: Readonly<Record<string, string | undefined>>
     clockSkewMs: skew,
     partitionFile: text(V.partitionFile),
     keystoreScryptN: scryptN,
-    corruptSnapshotChunks: corruptText === "1",
+    corruptSnapshotChunks: flag(V.corruptSnapshotChunks),
     snapshotChunkBytes: chunkBytes,
+    holdBlocks: flag(V.holdBlocks),
   };
 }
 

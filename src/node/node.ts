@@ -402,6 +402,7 @@ async function startBlockMaking(parts: {
       onError: (error) => blockLog.error({ err: error }, "block production failed"),
     },
   );
-  producer.start();
+  // A test knob (CHAIN_NODE_TEST_HOLD_BLOCKS): never started, the producer makes no block.
+  if (!options.faults.holdBlocks) producer.start();
   return devBlockMaking(producer);
 }

@@ -54,6 +54,8 @@ export interface TestNodeOverrides {
   home?: string;
   keepHome?: boolean;
   genesis?: (genesis: Genesis) => Genesis;
+  /** Test knobs (src/faults), as the CHAIN_NODE_TEST_* variables set them. */
+  faults?: Partial<NodeOptions["faults"]>;
 }
 
 let nextId = 1;
@@ -73,6 +75,7 @@ export async function startTestNode(overrides: TestNodeOverrides = {}): Promise<
   options.blockTimeMs = overrides.blockTimeMs ?? 50;
   options.metrics = overrides.metrics ?? false;
   options.storage = { ...options.storage, ...overrides.storage };
+  options.faults = { ...options.faults, ...overrides.faults };
   const validator = accounts[0] as DerivedAccount;
   const node = await ChainNode.start(
     options,

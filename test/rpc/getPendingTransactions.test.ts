@@ -115,4 +115,27 @@ describe(METHOD, () => {
       );
     });
   });
+
+  describe("on a dev node held by CHAIN_NODE_TEST_HOLD_BLOCKS (the admission benchmark's node)", () => {
+    let t: TestNode;
+    before(async () => {
+      t = await startTestNode({ blockTimeMs: 50, faults: { holdBlocks: true } });
+    });
+    after(() => t?.stop());
+
+    it("admits and lists transactions but commits none, past many block times", async () => {
+      const [alice, bob] = [accountAt(t, 1), accountAt(t, 2)];
+      const hashes = [];
+      for (let nonce = 0; nonce < 3; nonce++) {
+        hashes.push(await submit(t, transfer(alice, bob.address, 1, { nonce })));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500)); // ten block times
+      const pending = await t.result<PendingEntryJson[]>(METHOD);
+      assert.deepEqual(
+        pending.map((entry) => entry.hash),
+        hashes,
+      );
+      assert.equal(await t.result<number>("chain_getRecentBlockNumber"), 0, "no block was made");
+    });
+  });
 });

@@ -43,6 +43,7 @@ describe("test faults (src/faults)", () => {
         [V.keystoreScryptN]: "1024",
         [V.corruptSnapshotChunks]: "1",
         [V.snapshotChunkBytes]: "1500",
+        [V.holdBlocks]: "1",
       }),
       {
         failpoint: { name: "sign.afterFsync", at: 7 },
@@ -51,8 +52,11 @@ describe("test faults (src/faults)", () => {
         keystoreScryptN: 1024,
         corruptSnapshotChunks: true,
         snapshotChunkBytes: 1500,
+        holdBlocks: true,
       },
     );
+    assert.equal(readTestFaults({ [V.holdBlocks]: "0" }).holdBlocks, false);
+    assert.throws(() => readTestFaults({ [V.holdBlocks]: "true" }), /CHAIN_NODE_TEST_HOLD_BLOCKS/);
     assert.throws(
       () => readTestFaults({ [V.corruptSnapshotChunks]: "yes" }),
       /CHAIN_NODE_TEST_CORRUPT_SNAPSHOT_CHUNKS/,
