@@ -4,7 +4,7 @@
  * at its default (test/helpers/wanNetwork.ts; test/load/wanNetwork.test.ts runs the same,
  * shorter, in CI). At each delay:
  *  - latency: 40 transfers/s spread over the validators for `wanLatencyS`; submit → committed as
- *    bench/netLoad.ts measures it (the block seen on validator 0's RPC, polled every 20 ms);
+ *    bench/netLoad.ts measures it (the `newBlocks` notification of the block from validator 0);
  *  - throughput: full load (batches of 100, two requests in flight per validator, at most 10,000
  *    admitted and not committed) for `wanThroughputS` after a 3 s warm-up; committed transfers
  *    per second and blocks per second over the measured phase.
