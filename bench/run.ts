@@ -126,7 +126,9 @@ const settings: Settings = {
   netBlockTimeMs: envInt("BENCH_NET_BLOCK_TIME_MS", 200),
   netCores: 2,
   netWarmupS: envInt("BENCH_NET_WARMUP_S", 5),
-  netDurationS: envInt("BENCH_NET_DURATION_S", 15),
+  // 30 s: the phase's blocks hold ~3,000 transfers each, ~2.5 s apart; at 15 s (six of them) one
+  // block more or less moved the figure by 15 % (docs/performance.md, fourth stop of 2026-11-26).
+  netDurationS: envInt("BENCH_NET_DURATION_S", 30),
   netInFlightPerNode: envInt("BENCH_NET_IN_FLIGHT", 2),
   netMaxBacklog: envInt("BENCH_NET_MAX_BACKLOG", 10_000),
   netLatencyS: envInt("BENCH_NET_LATENCY_S", 12),
