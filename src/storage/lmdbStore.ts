@@ -111,20 +111,26 @@ export class LmdbStore implements ChainStore {
    */
   constructor(path: string, retention: RetentionOptions = defaultRetention, options: StoreOptions = {}) {
     this.root = open({ path, ...ENVIRONMENT_OPTIONS });
-    this.meta = openTable(this.root, "meta");
-    this.blocks = openTable(this.root, "blocks");
-    this.blockNumbers = openTable(this.root, "blockNumbers");
-    this.txs = openTable(this.root, "txs");
-    this.state = openTable(this.root, "state");
-    this.trie = openTable(this.root, "trie");
-    this.trieRoots = openTable(this.root, "trieRoots");
-    this.trieRetired = openTable(this.root, "trieRetired");
-    this.stateDeleted = openTable(this.root, "stateDeleted");
-    const journal = openTable<Tx, number>(this.root, "journal");
-    this.stakes = openTable(this.root, "stakers");
-    this.validatorSets = openTable(this.root, "validatorSets");
-    const txByAddress = openTable<Uint8Array, Uint8Array>(this.root, "txByAddress");
-    this.history = new HistoryIndex(txByAddress);
+    /** The tables blocks are written to, by name: the writer thread opens the same ones. */
+    const written = new Map<TableName, Database<unknown, Key>>();
+    const table = <V, K extends Key>(name: TableName): Database<V, K> => {
+      const opened = openTable<V, K>(this.root, name);
+      written.set(name, opened as Database<unknown, Key>);
+      return opened;
+    };
+    this.meta = table("meta");
+    this.blocks = table("blocks");
+    this.blockNumbers = table("blockNumbers");
+    this.txs = table("txs");
+    this.state = table("state");
+    this.trie = table("trie");
+    this.trieRoots = table("trieRoots");
+    this.trieRetired = table("trieRetired");
+    this.stateDeleted = table("stateDeleted");
+    const journal = table<Tx, number>("journal");
+    this.stakes = table("stakers");
+    this.validatorSets = table("validatorSets");
+    this.history = new HistoryIndex(table("txByAddress"));
     const rebuild: HistoryRebuildTables = {
       root: this.root,
       meta: this.meta,
@@ -158,22 +164,7 @@ export class LmdbStore implements ChainStore {
       retention,
     );
     this.startDeletionRecord();
-    const written: [TableName, Database<unknown, Key>][] = [
-      ["meta", this.meta],
-      ["blocks", this.blocks],
-      ["blockNumbers", this.blockNumbers],
-      ["txs", this.txs],
-      ["state", this.state],
-      ["trie", this.trie],
-      ["trieRoots", this.trieRoots],
-      ["trieRetired", this.trieRetired],
-      ["stateDeleted", this.stateDeleted],
-      ["journal", journal],
-      ["stakers", this.stakes],
-      ["validatorSets", this.validatorSets],
-      ["txByAddress", txByAddress],
-    ];
-    this.writer = options.writeThread === true ? new BlockWriter(path, new Map(written)) : undefined;
+    this.writer = options.writeThread === true ? new BlockWriter(path, written) : undefined;
     this.tables = {
       meta: this.meta,
       blocks: this.blocks,
