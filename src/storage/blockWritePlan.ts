@@ -76,7 +76,7 @@ export function planBlockWrite(tables: BlockTables, write: BlockWrite, batch: Ta
   tables.pruner.prune(batch, block.header.number, pruneBudget(written), {
     root: write.trie.root?.hash,
     deleted: new Set(deleted),
-    txHashes: new Set(block.tx_hashes),
+    txHashes: block.tx_hashes,
   });
   batch.put(tables.meta, "head", block.header.number);
   batch.put(tables.meta, "schema_version", SCHEMA_VERSION);

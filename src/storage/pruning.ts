@@ -172,12 +172,16 @@ export class Pruner {
     const { meta, blocks, blockNumbers, txs, history } = this.tables;
     let left = budget;
     let number = this.blocksFrom();
+    // Built only when a block is pruned: most writes prune none.
+    let fresh: Set<string> | undefined;
     while (number < keepFrom && left > 0) {
       const old = blocks.get(number);
       if (old !== undefined) {
         // An unordered transaction whose old block is pruned here may be in the new block again:
         // its entry is then the new block's.
-        const hashes = old.tx_hashes.filter((hash) => !block.txHashes.has(hash));
+        fresh ??= new Set(block.txHashes);
+        const kept = fresh;
+        const hashes = old.tx_hashes.filter((hash) => !kept.has(hash));
         // The entries' keys are recomputed from the transactions (their accounts, block, index).
         const confirmed = hashes.flatMap((hash) => txs.get(hash) ?? []);
         const unindexed = history.remove(writes, confirmed);
@@ -200,5 +204,5 @@ export interface PrunedBlockWrites {
   /** Leaf paths the block deletes (their `state_deleted` entries become the block's). */
   deleted: ReadonlySet<string>;
   /** The block's transactions (their `txs` entries). */
-  txHashes: ReadonlySet<string>;
+  txHashes: readonly string[];
 }
