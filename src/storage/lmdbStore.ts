@@ -314,7 +314,7 @@ export class LmdbStore implements ChainStore {
     if (this.inFlight !== undefined) throw new Error("commitBlock: a block's write is already under way");
     const transaction = this.root.useReadTransaction();
     this.at = { transaction };
-    let removal: { settle(committed: boolean): void } | undefined;
+    let removal: { settle(committed: boolean): Promise<void> } | undefined;
     let ok = false;
     try {
       const { done, committed } = writer.write(batch);
@@ -328,7 +328,7 @@ export class LmdbStore implements ChainStore {
       this.at = undefined;
       this.inFlight = undefined;
       transaction.done();
-      removal?.settle(ok);
+      await removal?.settle(ok);
     }
   }
 

@@ -114,9 +114,13 @@ export class LmdbPoolJournal {
    * `hashes` (as removeInWrite planned): they leave the index now, and wait in `removing` until
    * the write has ended (`settle`). `committed` says, without waiting, whether that write has
    * committed: a journal write that runs meanwhile puts an entry back only while it has not (if
-   * the block's write then fails, or is killed, the entry is still journaled).
+   * the block's write then fails, or is killed, the entry is still journaled). `settle` resolves
+   * once such an entry that outlived the commit is removed again.
    */
-  removeAside(hashes: readonly string[], committed: () => boolean): { settle(committed: boolean): void } {
+  removeAside(
+    hashes: readonly string[],
+    committed: () => boolean,
+  ): { settle(committed: boolean): Promise<void> } {
     const aside = new Map<string, number>();
     for (const hash of hashes) {
       const seq = this.seqs.get(hash);
@@ -140,7 +144,9 @@ export class LmdbPoolJournal {
             stale.push(hash);
           }
         }
-        if (stale.length > 0) void this.removePending(stale).catch(() => undefined);
+        // Awaited by the block's commit, so that the journal holds no committed entry once it
+        // resolves (a failure leaves one for a restart to drop as already committed).
+        return stale.length > 0 ? this.removePending(stale).catch(() => undefined) : Promise.resolve();
       },
     };
   }
