@@ -8,11 +8,17 @@ import type { TableWrites } from "./writeBatch.ts";
 
 /**
  * Entries pruning may delete in one block's write: twice what the block wrote, so that it gains
- * on a steady load (a block retires about as many trie nodes as it writes), plus a floor so that
- * quiet blocks catch up with a backlog. Bounded, so that no commit holds the writer for long.
+ * on a steady load (a block retires about as many trie nodes as it writes). A block without
+ * transactions, which no one waits for, may also delete a floor's worth, so that an idle chain
+ * catches up with a backlog. A block with transactions does not take the floor: a backlog's
+ * nodes are scattered over the trie table, each deletion rewrites a page of its own, and after a
+ * burst of full blocks 2,000 of them took a 23-transfer block's commit from 17 ms (no pruning) to
+ * 37–40 (31–35 with this rule), on every height's critical path for the next hundreds of heights
+ * (docs/performance.md, fifth stop of 2026-11-26).
+ * Bounded either way, so that no commit holds the writer for long.
  */
-const PRUNE_FLOOR = 2_000;
-const pruneBudget = (written: number): number => PRUNE_FLOOR + 2 * written;
+export const PRUNE_FLOOR = 2_000;
+const pruneBudget = (written: number, txs: number): number => 2 * written + (txs === 0 ? PRUNE_FLOOR : 0);
 
 /** What a block's write touches: the store's tables, its history index, journal and pruner. */
 export interface BlockTables {
@@ -73,7 +79,7 @@ export function planBlockWrite(tables: BlockTables, write: BlockWrite, batch: Ta
     batch.put(tables.validatorSets, write.validatorSet.fromHeight, write.validatorSet.validators);
   }
   batch.failpoint("commit.afterStateWrites");
-  tables.pruner.prune(batch, block.header.number, pruneBudget(written), {
+  tables.pruner.prune(batch, block.header.number, pruneBudget(written, write.txs.length), {
     root: write.trie.root?.hash,
     deleted: new Set(deleted),
     txHashes: block.tx_hashes,

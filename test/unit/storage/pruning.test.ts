@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { open } from "lmdb";
 import type { Chain, Tx } from "../../../src/chain/index.ts";
 import { nonceOf, StateTrie } from "../../../src/chain/index.ts";
+import { PRUNE_FLOOR } from "../../../src/storage/blockWritePlan.ts";
 import { DATABASES, LmdbStore, type RetentionOptions, SCHEMA_VERSION } from "../../../src/storage/index.ts";
 import { seededRandom } from "../../helpers/seededRandom.ts";
 import { ACCOUNTS, openChain, produce, transfer } from "../../helpers/smallChain.ts";
@@ -51,6 +52,36 @@ function assertWhole(store: LmdbStore, chain: Chain, height: number): void {
   // A trie opened at that root reads and re-roots without touching a missing node.
   const trie = new StateTrie(store, root);
   assert.equal(trie.rootHex(), root);
+}
+
+const BACKLOG_BLOCKS = 120;
+
+/**
+ * A store that kept BACKLOG_BLOCKS states, reopened to keep 2: everything those blocks retired is
+ * a backlog for the next blocks' writes to delete.
+ */
+function withBacklog(run: (dir: string, store: LmdbStore, chain: Chain) => Promise<void>): Promise<void> {
+  return withDir(async (dir) => {
+    await runLoad(dir, { retainStates: BACKLOG_BLOCKS, retainBlocks: 0 }, BACKLOG_BLOCKS);
+    const store = new LmdbStore(dir, { retainStates: 2, retainBlocks: 0 });
+    try {
+      await run(dir, store, await openChain(store));
+    } finally {
+      await store.close();
+    }
+  });
+}
+
+/** Trie node ids still listed for deletion at heights below `below` (a second, read-only handle). */
+function backlogIds(dir: string, below: number): number {
+  const raw = open({ path: dir, compression: false, readOnly: true });
+  const retired = raw.openDB<{ ids: Uint8Array }, number>({
+    name: DATABASES.trieRetired,
+    keyEncoding: "uint32",
+  });
+  let ids = 0;
+  for (const { value } of retired.getRange({ end: below })) ids += value.ids.length / 6;
+  return ids;
 }
 
 /** Runs `blocks` blocks of rewrites on a fresh store; calls `each` after every block. */
@@ -136,29 +167,41 @@ describe("pruning (storage/pruning.ts)", () => {
       });
     }));
 
-  it("catches up with a backlog a bounded amount per block when retention is lowered", () =>
-    withDir(async (dir) => {
-      await runLoad(dir, { retainStates: 120, retainBlocks: 0 }, 120);
-      const store = new LmdbStore(dir, { retainStates: 2, retainBlocks: 0 });
-      const chain = await openChain(store);
+  it("an idle chain catches up with a backlog a bounded amount per block when retention is lowered", () =>
+    withBacklog(async (dir, store, chain) => {
+      const marks: number[] = [];
+      // Empty blocks retire nothing, so states_from stops at the backlog's last height.
+      while (backlogIds(dir, BACKLOG_BLOCKS + 1) > 0) {
+        assert.ok(marks.length < 20, `caught up within 20 blocks (${marks})`);
+        // Empty blocks: what a chain makes while no one sends it anything.
+        await produce(chain, []);
+        marks.push(store.statesFrom());
+        // The lowest kept state is the one a partly deleted backlog would break first.
+        assertWhole(store, chain, store.statesFrom());
+      }
+      // The backlog (~120 blocks of retired nodes) is more than one block's budget.
+      assert.ok(marks.length > 1, `took ${marks.length} blocks: ${marks}`);
+      for (let i = 1; i < marks.length; i++) assert.ok((marks[i] as number) >= (marks[i - 1] as number));
+      assert.equal(marks.at(-1), BACKLOG_BLOCKS, "every state of the backlog pruned");
+    }));
+
+  it("a block with transactions deletes of a backlog about twice what it wrote, not the idle floor", () =>
+    withBacklog(async (dir, store, chain) => {
       const nonces = new Map<string, number>();
       for (const address of ACCOUNTS) nonces.set(address, nonceOf(store, address));
       const random = seededRandom(8);
-      const marks: number[] = [];
-      try {
-        while (marks.at(-1) !== chain.head().header.number - 1) {
-          assert.ok(marks.length < 20, `caught up within 20 blocks (${marks})`);
-          await produce(chain, rewrites(nonces, random, chain.head().header.number + 1));
-          marks.push(store.statesFrom());
-          // The lowest kept state is the one a partly deleted backlog would break first.
-          assertWhole(store, chain, store.statesFrom());
-        }
-        // The backlog (~120 blocks of retired nodes) is more than one block's budget.
-        assert.ok(marks.length > 1, `took ${marks.length} blocks: ${marks}`);
-        for (let i = 1; i < marks.length; i++) assert.ok((marks[i] as number) >= (marks[i - 1] as number));
-      } finally {
-        await store.close();
-      }
+      const before = backlogIds(dir, BACKLOG_BLOCKS + 1);
+      // 48 rewrites: the block writes a few hundred entries (transactions, history, trie nodes).
+      await produce(chain, rewrites(nonces, random, chain.head().header.number + 1));
+      const afterBusy = backlogIds(dir, BACKLOG_BLOCKS + 1);
+      await produce(chain, []);
+      const afterIdle = backlogIds(dir, BACKLOG_BLOCKS + 1);
+      const busy = before - afterBusy;
+      const idle = afterBusy - afterIdle;
+      assert.ok(busy > 0, `the busy block pruned some of the backlog (${busy} nodes)`);
+      assert.ok(busy < PRUNE_FLOOR / 2, `the busy block stayed well under the floor (${busy} nodes)`);
+      assert.ok(idle >= PRUNE_FLOOR * 0.9, `the empty block took the floor (${idle} nodes)`);
+      assertWhole(store, chain, store.statesFrom());
     }));
 
   it("migrates a schema-4 directory: old states stay, blocks from then on are pruned", () =>
