@@ -7,8 +7,9 @@ import { SCHEMA_VERSION } from "./schema.ts";
 import type { TableWrites } from "./writeBatch.ts";
 
 /**
- * Entries pruning may delete in one block's write: twice what the block wrote, so that it gains
- * on a steady load (a block retires about as many trie nodes as it writes). A block without
+ * Entries pruning may delete in one block's write, of old states and again of old blocks (see
+ * Pruner.prune): twice what the block wrote, so that it gains on a steady load (a block retires
+ * about as many trie nodes as it writes). A block without
  * transactions, which no one waits for, may also delete a floor's worth, so that an idle chain
  * catches up with a backlog. A block with transactions does not take the floor: a backlog's
  * nodes are scattered over the trie table, each deletion rewrites a page of its own, and after a

@@ -117,27 +117,24 @@ export class Pruner {
 
   /**
    * Records in `writes` the deletions for the write of block `head`: at most about `budget`
-   * entries. Reads see the store before that write, not `writes`: `block` names what the block's
-   * own write puts that an old entry's deletion must not undo.
+   * entries of old states, and as many of old blocks. Each has its own budget: a block is deleted
+   * whole once begun, so any budget takes the oldest due block and blocks keep pace one for one,
+   * even while a backlog of states takes all of its share. Reads see the store before that write,
+   * not `writes`: `block` names what the block's own write puts that an old entry's deletion must
+   * not undo.
    */
   prune(writes: TableWrites, head: number, budget: number, block: PrunedBlockWrites): void {
-    let left = budget;
     if (this.options.retainStates > 0)
-      left = this.pruneStates(writes, head - this.options.retainStates + 1, left, block);
+      this.pruneStates(writes, head - this.options.retainStates + 1, budget, block);
     if (this.options.retainBlocks > 0)
-      this.pruneBlocks(writes, head - this.options.retainBlocks + 1, left, block);
+      this.pruneBlocks(writes, head - this.options.retainBlocks + 1, budget, block);
   }
 
-  private pruneStates(
-    writes: TableWrites,
-    keepFrom: number,
-    budget: number,
-    block: PrunedBlockWrites,
-  ): number {
+  private pruneStates(writes: TableWrites, keepFrom: number, budget: number, block: PrunedBlockWrites): void {
     const { meta, trie, trieRoots, trieRetired, stateDeleted } = this.tables;
     let left = budget;
     // Nothing is old enough yet (and a negative bound would wrap as a uint32 key).
-    if (keepFrom <= 0) return left;
+    if (keepFrom <= 0) return;
     let statesFrom = this.statesFrom();
     for (const { key: height, value: entry } of trieRetired.getRange({ end: keepFrom + 1 })) {
       if (left <= 0) break;
@@ -165,7 +162,6 @@ export class Pruner {
       writes.remove(trieRetired, height);
       left -= 1 + deleted.length;
     }
-    return left;
   }
 
   private pruneBlocks(writes: TableWrites, keepFrom: number, budget: number, block: PrunedBlockWrites): void {
