@@ -49,12 +49,14 @@ export function series(runs: number[]): Series {
 }
 
 const whole = (n: number) => Math.round(n).toLocaleString("en-US");
+/** Whole numbers, but a fraction below 10 keeps two decimals (a 0.45 ms p99 printed as "0 ms"). */
+const figure = (n: number) => (Math.abs(n) < 10 && !Number.isInteger(n) ? n.toFixed(2) : whole(n));
 const spread = (s: Series | undefined) =>
   s === undefined
     ? "—"
     : s.runs.length === 1
       ? "(one run)"
-      : `${whole(s.min)} / ${whole(s.median)} / ${whole(s.max)}`;
+      : `${figure(s.min)} / ${figure(s.median)} / ${figure(s.max)}`;
 
 export function markdownTable(results: ScenarioResult[]): string {
   const lines = [
@@ -62,9 +64,9 @@ export function markdownTable(results: ScenarioResult[]): string {
     "|---|---:|---:|---:|---:|---:|",
   ];
   for (const r of results) {
-    const baseline = r.baseline === undefined ? "—" : `${whole(r.baseline.median)} ${r.baselineLabel}`;
+    const baseline = r.baseline === undefined ? "—" : `${figure(r.baseline.median)} ${r.baselineLabel}`;
     lines.push(
-      `| ${r.title} | ${whole(r.node.median)} ${r.unit} | ${baseline} | ` +
+      `| ${r.title} | ${figure(r.node.median)} ${r.unit} | ${baseline} | ` +
         `${r.ratio === undefined ? "—" : r.ratio.toFixed(2)} | ${spread(r.node)} | ${spread(r.baseline)} |`,
     );
   }

@@ -85,7 +85,7 @@ export async function wanScenarios(ctx: BenchContext): Promise<ScenarioResult[]>
       title: `WAN, 4 validators, ${label}: ${title}`,
       unit,
       nodeLabel: label,
-      baselineLabel: "0 ms",
+      baselineLabel: `${unit} at 0 ms one way`,
       node: series([figure(m)]),
       baseline: series([figure(base)]),
       ratio: figure(m) / figure(base),
