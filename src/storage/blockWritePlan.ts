@@ -9,14 +9,13 @@ import type { TableWrites } from "./writeBatch.ts";
 /**
  * Entries pruning may delete in one block's write, of old states and again of old blocks (see
  * Pruner.prune): twice what the block wrote, so that it gains on a steady load (a block retires
- * about as many trie nodes as it writes). A block without
- * transactions, which no one waits for, may also delete a floor's worth, so that an idle chain
- * catches up with a backlog. A block with transactions does not take the floor: a backlog's
- * nodes are scattered over the trie table, each deletion rewrites a page of its own, and after a
- * burst of full blocks 2,000 of them took a 23-transfer block's commit from 17 ms (no pruning) to
- * 37–40 (31–35 with this rule), on every height's critical path for the next hundreds of heights
- * (docs/performance.md, fifth stop of 2026-11-26).
- * Bounded either way, so that no commit holds the writer for long.
+ * about as many trie nodes as it writes). A block without transactions, which no one waits for,
+ * may also delete a floor's worth, so that an idle chain catches up with a backlog. A block with
+ * transactions does not take the floor: a backlog's nodes are scattered over the trie table, each
+ * deletion rewrites a page of its own, and after a burst of full blocks 2,000 of them took a
+ * 23-transfer block's commit from 17 ms (no pruning) to 37–40 (31–35 with this rule), on every
+ * height's critical path for the next hundreds of heights (docs/performance.md, fifth stop of
+ * 2026-11-26). Bounded either way, so that no commit holds the writer for long.
  */
 export const PRUNE_FLOOR = 2_000;
 const pruneBudget = (written: number, txs: number): number => 2 * written + (txs === 0 ? PRUNE_FLOOR : 0);

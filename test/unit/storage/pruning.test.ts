@@ -185,7 +185,7 @@ describe("pruning (storage/pruning.ts)", () => {
       assert.equal(marks.at(-1), BACKLOG_BLOCKS, "every state of the backlog pruned");
     }));
 
-  it("a block with transactions deletes of a backlog about twice what it wrote, not the idle floor", () =>
+  it("a block with transactions prunes about twice what it wrote of a backlog, not the idle floor", () =>
     withBacklog(async (dir, store, chain) => {
       const nonces = new Map<string, number>();
       for (const address of ACCOUNTS) nonces.set(address, nonceOf(store, address));
