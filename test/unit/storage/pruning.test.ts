@@ -58,30 +58,32 @@ const BACKLOG_BLOCKS = 120;
 
 /**
  * A store that kept BACKLOG_BLOCKS states, reopened to keep 2: everything those blocks retired is
- * a backlog for the next blocks' writes to delete.
+ * a backlog for the next blocks' writes to delete. `backlog()` counts the trie node ids still
+ * listed for deletion at those heights (through a second, read-only handle).
  */
-function withBacklog(run: (dir: string, store: LmdbStore, chain: Chain) => Promise<void>): Promise<void> {
+function withBacklog(
+  run: (store: LmdbStore, chain: Chain, backlog: () => number) => Promise<void>,
+): Promise<void> {
   return withDir(async (dir) => {
     await runLoad(dir, { retainStates: BACKLOG_BLOCKS, retainBlocks: 0 }, BACKLOG_BLOCKS);
     const store = new LmdbStore(dir, { retainStates: 2, retainBlocks: 0 });
+    const raw = open({ path: dir, compression: false, readOnly: true });
+    const retired = raw.openDB<{ ids: Uint8Array }, number>({
+      name: DATABASES.trieRetired,
+      keyEncoding: "uint32",
+    });
+    const backlog = () => {
+      raw.resetReadTxn(); // a fresh snapshot: the store committed since the last count
+      let ids = 0;
+      for (const { value } of retired.getRange({ end: BACKLOG_BLOCKS + 1 })) ids += value.ids.length / 6;
+      return ids;
+    };
     try {
-      await run(dir, store, await openChain(store));
+      await run(store, await openChain(store), backlog);
     } finally {
       await store.close();
     }
   });
-}
-
-/** Trie node ids still listed for deletion at heights below `below` (a second, read-only handle). */
-function backlogIds(dir: string, below: number): number {
-  const raw = open({ path: dir, compression: false, readOnly: true });
-  const retired = raw.openDB<{ ids: Uint8Array }, number>({
-    name: DATABASES.trieRetired,
-    keyEncoding: "uint32",
-  });
-  let ids = 0;
-  for (const { value } of retired.getRange({ end: below })) ids += value.ids.length / 6;
-  return ids;
 }
 
 /** Runs `blocks` blocks of rewrites on a fresh store; calls `each` after every block. */
@@ -168,10 +170,10 @@ describe("pruning (storage/pruning.ts)", () => {
     }));
 
   it("an idle chain catches up with a backlog a bounded amount per block when retention is lowered", () =>
-    withBacklog(async (dir, store, chain) => {
+    withBacklog(async (store, chain, backlog) => {
       const marks: number[] = [];
       // Empty blocks retire nothing, so states_from stops at the backlog's last height.
-      while (backlogIds(dir, BACKLOG_BLOCKS + 1) > 0) {
+      while (backlog() > 0) {
         assert.ok(marks.length < 20, `caught up within 20 blocks (${marks})`);
         // Empty blocks: what a chain makes while no one sends it anything.
         await produce(chain, []);
@@ -186,16 +188,16 @@ describe("pruning (storage/pruning.ts)", () => {
     }));
 
   it("a block with transactions prunes about twice what it wrote of a backlog, not the idle floor", () =>
-    withBacklog(async (dir, store, chain) => {
+    withBacklog(async (store, chain, backlog) => {
       const nonces = new Map<string, number>();
       for (const address of ACCOUNTS) nonces.set(address, nonceOf(store, address));
       const random = seededRandom(8);
-      const before = backlogIds(dir, BACKLOG_BLOCKS + 1);
+      const before = backlog();
       // 48 rewrites: the block writes a few hundred entries (transactions, history, trie nodes).
       await produce(chain, rewrites(nonces, random, chain.head().header.number + 1));
-      const afterBusy = backlogIds(dir, BACKLOG_BLOCKS + 1);
+      const afterBusy = backlog();
       await produce(chain, []);
-      const afterIdle = backlogIds(dir, BACKLOG_BLOCKS + 1);
+      const afterIdle = backlog();
       const busy = before - afterBusy;
       const idle = afterBusy - afterIdle;
       assert.ok(busy > 0, `the busy block pruned some of the backlog (${busy} nodes)`);
