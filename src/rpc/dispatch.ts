@@ -29,10 +29,14 @@ export const errorResponse = (id: JsonRpcId, error: RpcErrorObject): JsonRpcResp
 
 const errorText = (id: JsonRpcId, error: RpcErrorObject): string => JSON.stringify(errorResponse(id, error));
 
-/** A reply as JSON text, or as its UTF-8 bytes when a result came serialized (RawJson). */
-export type Reply = string | Buffer;
+/** A reply as JSON text, or as UTF-8 chunks when a result came serialized (RawJson). */
+export type Reply = string | RawJson;
 
-const textOf = (reply: Reply): string => (typeof reply === "string" ? reply : reply.toString("utf8"));
+const textOf = (reply: Reply): string => (typeof reply === "string" ? reply : reply.text());
+
+const OPEN_BATCH = Buffer.from("[");
+const CLOSE_BATCH = Buffer.from("]");
+const CLOSE_REPLY = Buffer.from("}");
 
 /** What is left of one batch's maxResponseBytes for the results of its remaining calls. */
 interface ReplyBudget {
@@ -75,7 +79,7 @@ export class JsonRpcDispatcher {
     return reply === undefined ? undefined : textOf(reply);
   }
 
-  /** As handlePayload, but a single call's reply may be bytes (see RawJson): HTTP sends them as is. */
+  /** As handlePayload, but a reply that holds a serialized result stays in chunks (see RawJson): HTTP sends them as they are. */
   async replyTo(payload: unknown): Promise<Reply | undefined> {
     if (!Array.isArray(payload)) return this.handleCall(payload);
     if (payload.length === 0) {
@@ -101,8 +105,11 @@ export class JsonRpcDispatcher {
     // the budget never run.
     const budget: ReplyBudget = { bytesLeft: this.options.maxResponseBytes };
     const responses = await Promise.all(payload.map((call) => this.handleCall(call, budget)));
-    const answered = responses.flatMap((r) => (r === undefined ? [] : [textOf(r)]));
-    return answered.length === 0 ? undefined : `[${answered.join(",")}]`;
+    const answered = responses.filter((r) => r !== undefined);
+    if (answered.length === 0) return undefined;
+    if (answered.every((r) => typeof r === "string")) return `[${answered.join(",")}]`;
+    const parts = answered.map((r) => (typeof r === "string" ? new RawJson(r) : r));
+    return RawJson.join(OPEN_BATCH, parts, CLOSE_BATCH);
   }
 
   private async handleCall(call: unknown, budget?: ReplyBudget): Promise<Reply | undefined> {
@@ -170,11 +177,7 @@ export class JsonRpcDispatcher {
       this.reportCall(name, "ok", (performance.now() - started) / 1000);
       const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
       if (typeof result === "string") return `${head}${result}}`;
-      const reply = Buffer.allocUnsafe(Buffer.byteLength(head) + result.size + 1);
-      const at = reply.write(head);
-      result.bytes.copy(reply, at);
-      reply[reply.length - 1] = 0x7d; // "}"
-      return reply;
+      return RawJson.join(Buffer.from(head), [result], CLOSE_REPLY);
     } catch (error) {
       const mapped = toRpcError(error, randomUUID);
       this.reportCall(name, mapped.error.code, (performance.now() - started) / 1000);

@@ -320,7 +320,7 @@ export class RpcServer {
   }
 
   private sendText(res: ServerResponse, status: number, text: Reply): void {
-    const length = typeof text === "string" ? Buffer.byteLength(text) : text.length;
+    const length = typeof text === "string" ? Buffer.byteLength(text) : text.size;
     // One header object, no setHeader: node:http validates set headers again when it merges them.
     res.writeHead(
       status,
@@ -328,7 +328,16 @@ export class RpcServer {
         ? { "Content-Type": "application/json", "Content-Length": length, "Access-Control-Allow-Origin": "*" }
         : { "Content-Type": "application/json", "Content-Length": length },
     );
-    res.end(text);
+    if (typeof text === "string") res.end(text);
+    else {
+      // Corked here and uncorked at once, so the chunks go out in one writev now (left to
+      // node:http, the socket would stay corked to the next tick and look behind just below).
+      const socket = res.socket;
+      socket?.cork();
+      for (const chunk of text.chunks) res.write(chunk);
+      res.end();
+      socket?.uncork();
+    }
     // end() has handed the reply to the socket, which wrote what the kernel took at once.
     this.watchBacklog(res.req.socket);
   }

@@ -61,6 +61,33 @@ describe(METHOD, () => {
     assert.deepEqual(await t.result(METHOD, { from: head + 1, to: head + 10 }), []);
   });
 
+  it("answers a batch that mixes serialized blocks with plain results and a notification, byte for byte", async () => {
+    const batch = [
+      { jsonrpc: "2.0", id: 1, method: METHOD, params: { from: 0, to: head } },
+      { jsonrpc: "2.0", id: "n", method: "chain_getRecentBlockNumber" },
+      { jsonrpc: "2.0", method: "chain_getRecentBlockNumber" }, // a notification: no entry
+      {
+        jsonrpc: "2.0",
+        id: 3,
+        method: "chain_getBlockByNumber",
+        params: { number: 1, getFullTransactions: true },
+      },
+    ];
+    const reply = await t.post(JSON.stringify(batch));
+    assert.equal(reply.status, 200);
+    const entries = reply.json as { id: unknown; result: unknown }[];
+    assert.deepEqual(
+      entries.map((e) => e.id),
+      [1, "n", 3],
+    );
+    assertBlocks(entries[0]?.result, "the batch's chain_getBlocks");
+    assert.equal(entries[1]?.result, head);
+    assert.deepEqual(
+      entries[2]?.result,
+      await t.result("chain_getBlockByNumber", { number: 1, getFullTransactions: true }),
+    );
+  });
+
   it("allows exactly 100 blocks (0..99) and refuses 101 with -32005 range_too_large", async () => {
     assertBlocks(await t.result(METHOD, { from: 0, to: 99 }), "blocks 0..99");
     for (const [from, to] of [
