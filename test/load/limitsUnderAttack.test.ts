@@ -64,6 +64,8 @@ const MIN_CALLS = 20;
 interface Latency {
   count: number;
   failures: number;
+  /** What each failed call got (status and the reply's start, or the error), for the assertion's message. */
+  failureReasons: string[];
   p50: number;
   p99: number;
   max: number;
@@ -122,13 +124,19 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One POST on the well-behaved client's keep-alive connection; resolves to the parsed reply. */
-async function post(
-  agent: Agent,
-  port: number,
-  body: string,
-): Promise<{ result?: unknown; error?: unknown }> {
-  const reply = await httpPost(agent, port, body, 10_000);
-  return JSON.parse(reply.body) as { result?: unknown; error?: unknown };
+/** One call; undefined when its reply is a result, else what came back instead. */
+async function callFailure(agent: Agent, port: number, body: string): Promise<string | undefined> {
+  let reply: { status: number; body: string };
+  try {
+    reply = await httpPost(agent, port, body, 10_000);
+  } catch (error) {
+    return `no reply: ${(error as Error).message}`;
+  }
+  try {
+    const parsed = JSON.parse(reply.body) as { result?: unknown };
+    if (parsed.result !== undefined && parsed.result !== null) return undefined;
+  } catch {}
+  return `HTTP ${reply.status}: ${reply.body.slice(0, 200)}`;
 }
 
 /**
@@ -140,7 +148,7 @@ async function post(
 async function measure(port: number, head: number, windowMs: number): Promise<Latency> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const times: number[] = [];
-  let failures = 0;
+  const failureReasons: string[] = [];
   try {
     const until = performance.now() + windowMs;
     for (let i = 0; performance.now() < until || i < MIN_CALLS; i++) {
@@ -149,13 +157,10 @@ async function measure(port: number, head: number, windowMs: number): Promise<La
           ? `{"jsonrpc":"2.0","id":${i},"method":"chain_getRecentBlockNumber"}`
           : `{"jsonrpc":"2.0","id":${i},"method":"chain_getBlockByNumber","params":{"number":${i % (head + 1)}}}`;
       const started = performance.now();
-      try {
-        const reply = await post(agent, port, body);
-        if (reply.result === undefined || reply.result === null) failures++;
-      } catch {
-        failures++;
-      }
-      times.push(performance.now() - started);
+      const failure = await callFailure(agent, port, body);
+      const took = performance.now() - started;
+      if (failure !== undefined) failureReasons.push(`after ${took.toFixed(0)} ms, ${failure}`);
+      times.push(took);
     }
   } finally {
     agent.destroy();
@@ -163,7 +168,8 @@ async function measure(port: number, head: number, windowMs: number): Promise<La
   times.sort((a, b) => a - b);
   return {
     count: times.length,
-    failures,
+    failures: failureReasons.length,
+    failureReasons,
     p50: quantile(times, 0.5),
     p99: quantile(times, 0.99),
     max: times.at(-1) ?? Number.NaN,
@@ -258,7 +264,7 @@ describe("limits under attack (real node process, attackers in a child process)"
       const { latency: l, stats } = phase;
       process.stdout.write(
         `# ${phase.name}: ${stats.attempts} attempts in ${stats.elapsedMs} ms; well-behaved client ` +
-          `${l.count} calls p50 ${l.p50.toFixed(2)} ms p99 ${l.p99.toFixed(2)} ms max ${l.max.toFixed(0)} ms failures ${l.failures}; ` +
+          `${l.count} calls p50 ${l.p50.toFixed(2)} ms p99 ${l.p99.toFixed(2)} ms max ${l.max.toFixed(0)} ms failures ${l.failures}${l.failures > 0 ? ` ${JSON.stringify(l.failureReasons)}` : ""}; ` +
           `node CPU ${phase.nodeCpuPercent.toFixed(0)}%; chain_getBlocks answered ${phase.getBlocksAnswered}; RSS ${phase.rssBeforeMiB.toFixed(0)} -> peak ${phase.rssPeakMiB.toFixed(0)}, held ${phase.rssHeldMiB.toFixed(0)} -> ${phase.rssAfterMiB.toFixed(0)} MiB\n` +
           `#   ${JSON.stringify(stats.counts)} ${JSON.stringify(stats.maxima)}\n`,
       );
@@ -338,7 +344,7 @@ describe("limits under attack (real node process, attackers in a child process)"
 
   const assertServed = (phase: Phase): void => {
     const base = unloaded as Latency;
-    assert.equal(phase.latency.failures, 0, `${phase.name}: the well-behaved client got failures`);
+    assert.deepEqual(phase.latency.failureReasons, [], `${phase.name}: the well-behaved client got failures`);
     const reference = Math.max(base.p50, LATENCY_FLOOR_MS);
     assert.ok(
       phase.latency.p50 <= LATENCY_FACTOR * reference,
