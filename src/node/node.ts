@@ -150,7 +150,11 @@ export class ChainNode {
     const paths = homePaths(options.home);
     mkdirSync(paths.data, { recursive: true });
     const { writeThread, ...retention } = options.storage;
-    const store = new LmdbStore(paths.data, retention, { writeThread });
+    const store = new LmdbStore(paths.data, retention, {
+      writeThread,
+      onPruneError: (error) =>
+        log.warn({ err: error }, "pruning write failed; tried again after the next block"),
+    });
     let started: BlockMaking | undefined;
     let live: LiveUpdates | undefined;
     let verifier: SignatureWorkers | undefined;
@@ -175,6 +179,8 @@ export class ChainNode {
         mode.kind === "dev" ? { executionSliceMs: DEV_EXECUTION_SLICE_MS } : {},
       );
       await chain.open();
+      // What a kill inside a pruning write undid, or a stop left owed, is pruned without waiting for a block.
+      store.resumePruning();
       // Before any block commits: it takes the periodic snapshots (and drops unfinished ones).
       const periodic = new PeriodicSnapshots(
         store,

@@ -7,18 +7,24 @@ import { SCHEMA_VERSION } from "./schema.ts";
 import type { TableWrites } from "./writeBatch.ts";
 
 /**
- * Entries pruning may delete in one block's write, of old states and again of old blocks (see
+ * Entries pruning may delete for one block, of old states and again of old blocks (see
  * Pruner.prune): twice what the block wrote, so that it gains on a steady load (a block retires
- * about as many trie nodes as it writes). A block without transactions, which no one waits for,
- * may also delete a floor's worth, so that an idle chain catches up with a backlog. A block with
- * transactions does not take the floor: a backlog's nodes are scattered over the trie table, each
- * deletion rewrites a page of its own, and after a burst of full blocks 2,000 of them took a
- * 23-transfer block's commit from 17 ms (no pruning) to 37–40 (31–35 with this rule), on every
- * height's critical path for the next hundreds of heights (docs/performance.md, fifth stop of
- * 2026-11-26). Bounded either way, so that no commit holds the writer for long.
+ * about as many trie nodes as it writes), and a floor's worth more, so that a chain that is
+ * quiet or idle catches up with a backlog.
+ *
+ * Where it runs (LmdbStore): in a write of its own just after the block's, while the node waits
+ * for the network, and not in the block's write. A backlog's nodes are scattered over the trie
+ * table, each deletion rewrites a page of its own, and after a burst of full blocks pruning in
+ * the block's write took a 23-transfer block's commit from 17 ms (no pruning) to 37–40 ms (31–35
+ * with no floor for blocks with transactions), on every height's critical path for the next
+ * hundreds of heights (docs/performance.md, fifth stop of 2026-11-26). Blocks committed together
+ * (a synced range) still prune in their own write, without the floor unless empty: that write
+ * is one long one anyway.
  */
 export const PRUNE_FLOOR = 2_000;
-const pruneBudget = (written: number, txs: number): number => 2 * written + (txs === 0 ? PRUNE_FLOOR : 0);
+export const pruneBudget = (written: number): number => 2 * written + PRUNE_FLOOR;
+const inBlockPruneBudget = (written: number, txs: number): number =>
+  2 * written + (txs === 0 ? PRUNE_FLOOR : 0);
 
 /** What a block's write touches: the store's tables, its history index, journal and pruner. */
 export interface BlockTables {
@@ -38,13 +44,26 @@ export interface BlockTables {
   pruner: Pruner;
 }
 
+/** What planBlockWrite did beside writing the block. */
+export interface PlannedBlockWrite {
+  /** Hashes whose pool journal entries it removed. */
+  unjournaled: string[];
+  /** Entries it wrote (transactions, history index entries, trie nodes): what pruning keeps pace with. */
+  written: number;
+}
+
 /**
  * Writes `write`'s block by `batch`: at once inside the caller's write transaction
  * (directWrites), or recorded in a WriteBatch to be made later (it then reads committed data
  * only and writes nothing, so it may throw without leaving a partial write). Its reads never
- * depend on its own writes. Returns the hashes whose journal entries it removes.
+ * depend on its own writes. Prunes in the same write if `pruneInBlock` (see PRUNE_FLOOR).
  */
-export function planBlockWrite(tables: BlockTables, write: BlockWrite, batch: TableWrites): string[] {
+export function planBlockWrite(
+  tables: BlockTables,
+  write: BlockWrite,
+  batch: TableWrites,
+  pruneInBlock: boolean,
+): PlannedBlockWrite {
   const { block } = write;
   batch.put(tables.blocks, block.header.number, block);
   if (write.parent !== undefined) batch.put(tables.blocks, write.parent.header.number, write.parent);
@@ -79,15 +98,17 @@ export function planBlockWrite(tables: BlockTables, write: BlockWrite, batch: Ta
     batch.put(tables.validatorSets, write.validatorSet.fromHeight, write.validatorSet.validators);
   }
   batch.failpoint("commit.afterStateWrites");
-  tables.pruner.prune(batch, block.header.number, pruneBudget(written, write.txs.length), {
-    root: write.trie.root?.hash,
-    deleted: new Set(deleted),
-    txHashes: block.tx_hashes,
-  });
+  if (pruneInBlock) {
+    tables.pruner.prune(batch, block.header.number, inBlockPruneBudget(written, write.txs.length), {
+      root: write.trie.root?.hash,
+      deleted: new Set(deleted),
+      txHashes: block.tx_hashes,
+    });
+  }
   batch.put(tables.meta, "head", block.header.number);
   batch.put(tables.meta, "schema_version", SCHEMA_VERSION);
   batch.failpoint("commit.afterHeadWrite");
-  return unjournaled;
+  return { unjournaled, written };
 }
 
 /**

@@ -30,7 +30,7 @@ import {
 } from "./pruning.ts";
 import type { ReadView } from "./readView.ts";
 import { BlockWriter } from "./blockWriter.ts";
-import { type BlockTables, planBlockWrite } from "./blockWritePlan.ts";
+import { type BlockTables, PRUNE_FLOOR, planBlockWrite, pruneBudget } from "./blockWritePlan.ts";
 import { ENVIRONMENT_OPTIONS, openTable, SCHEMA_VERSION, type TableName } from "./schema.ts";
 import { directWrites, WriteBatch } from "./writeBatch.ts";
 
@@ -44,7 +44,19 @@ export interface StoreOptions {
   writeThread?: boolean;
   /** Transactions per write of the schema-6 upgrade (tests make it small). */
   historyRebuildBatchTxs?: number;
+  /**
+   * Told of a pruning write that failed (it is tried again after the next block). Unset, the
+   * next commitBlock rejects with the error.
+   */
+  onPruneError?: (error: unknown) => void;
 }
+
+/**
+ * How long after a block's write its pruning write begins, ms: first the next height's proposal
+ * is built and sent (a few ms), then pruning takes LMDB's writer while the node waits for the
+ * network.
+ */
+const PRUNE_DELAY_MS = 20;
 
 /**
  * Reads of one LMDB read transaction: a consistent view of the store as of one commit, however
@@ -104,6 +116,14 @@ export class LmdbStore implements ChainStore {
   private readonly writer: BlockWriter | undefined;
   /** The block write in flight on the writer thread, if any; settles when it has ended. */
   private inFlight: Promise<unknown> | undefined;
+  /** Pruning owed by the blocks written since the last pruning write (entries; see pruneBudget). */
+  private pruneOwed = 0;
+  private pruneTimer: NodeJS.Timeout | undefined;
+  /** The pruning write under way, if any; never rejects. */
+  private pruning: Promise<void> | undefined;
+  private pruneError: { error: unknown } | undefined;
+  private readonly onPruneError: ((error: unknown) => void) | undefined;
+  private closing = false;
 
   /**
    * Opens (or creates) the environment at `path`, upgrading an older schema first (see
@@ -165,6 +185,7 @@ export class LmdbStore implements ChainStore {
     );
     this.startDeletionRecord();
     this.writer = options.writeThread === true ? new BlockWriter(path, written) : undefined;
+    this.onPruneError = options.onPruneError;
     this.tables = {
       meta: this.meta,
       blocks: this.blocks,
@@ -293,17 +314,104 @@ export class LmdbStore implements ChainStore {
    *   it (`at`), and nothing shows a transaction in block N while the head is still N-1.
    */
   async commitBlock(write: BlockWrite): Promise<void> {
+    if (this.pruneError !== undefined) {
+      const { error } = this.pruneError;
+      this.pruneError = undefined;
+      throw error;
+    }
     if (this.writer !== undefined && !this.together) {
       const batch = new WriteBatch();
-      const unjournaled = planBlockWrite(this.tables, write, batch);
+      const { unjournaled } = planBlockWrite(this.tables, write, batch, true);
       await this.writeAside(this.writer, batch, unjournaled);
+    } else if (this.together) {
+      const { unjournaled } = this.root.transactionSync(() =>
+        planBlockWrite(this.tables, write, directWrites, true),
+      );
+      // The removals are undone if commitTogether's write fails: forgotten after it commits.
+      this.togetherRemovals.push(...unjournaled);
     } else {
-      const unjournaled = this.root.transactionSync(() => planBlockWrite(this.tables, write, directWrites));
-      // Inside commitTogether the removals are undone if its write fails: forgotten after it commits.
-      if (this.together) this.togetherRemovals.push(...unjournaled);
-      else this.journal.forget(unjournaled);
+      // A pruning write under way holds LMDB's writer until it commits: wait for it here, where
+      // this thread goes on serving, rather than blocked on the lock in transactionSync.
+      while (this.pruning !== undefined) await this.pruning;
+      const { unjournaled, written } = this.root.transactionSync(() =>
+        planBlockWrite(this.tables, write, directWrites, false),
+      );
+      this.journal.forget(unjournaled);
+      if (this.pruner.prunes) this.owePruning(pruneBudget(written));
     }
     failpoint("commit.afterTxnCommit");
+  }
+
+  /**
+   * Adds `budget` to the pruning owed and, unless a pruning write is under way or due, makes one
+   * PRUNE_DELAY_MS from now. It runs in a write of its own, not in the block's: on a node that
+   * waits for the network between blocks it is off the height's critical path (see PRUNE_FLOOR).
+   */
+  private owePruning(budget: number): void {
+    this.pruneOwed += budget;
+    if (this.pruning !== undefined || this.pruneTimer !== undefined || this.closing) return;
+    this.pruneTimer = setTimeout(() => this.prune(), PRUNE_DELAY_MS);
+    this.pruneTimer.unref();
+  }
+
+  /**
+   * Owes a floor's worth of pruning (PRUNE_FLOOR), and so begins catching up with what is due
+   * without waiting for a block: for the node once its store is open, where a kill inside a
+   * pruning write undid one, or a stop left some owed. Not in the constructor: a tool that opens a
+   * node's store with other retention options must not prune it.
+   */
+  resumePruning(): void {
+    if (this.pruner.prunes && this.headNumber() !== undefined) this.owePruning(PRUNE_FLOOR);
+  }
+
+  /**
+   * One pruning write with what is owed, in an lmdb-js asynchronous (child) transaction: its deletions
+   * are made on this thread, its commit and flush on lmdb-js's writer thread. What blocks owed
+   * meanwhile is made PRUNE_DELAY_MS after it; what is owed is forgiven once nothing more is due
+   * (the next blocks owe for what they retire). A failed write's budget waits for the next block.
+   */
+  private prune(): void {
+    this.pruneTimer = undefined;
+    // Inside commitTogether its blocks prune in their own write; the owed pruning waits for the next block.
+    if (this.together || this.closing || this.pruning !== undefined || this.pruneOwed === 0) return;
+    const budget = this.pruneOwed;
+    this.pruneOwed = 0;
+    let more = false;
+    let failed = false;
+    // A child transaction: unlike lmdb-js's plain asynchronous one, a callback that throws
+    // rolls it back, so a failed pruning write leaves nothing of itself behind.
+    this.pruning = this.root
+      .childTransaction(() => {
+        const head = this.headNumber();
+        if (head !== undefined) more = this.pruner.prune(directWrites, head, budget);
+      })
+      .then(
+        () => {
+          if (!more) this.pruneOwed = 0;
+        },
+        (error: unknown) => {
+          failed = true;
+          this.pruneOwed += budget;
+          if (this.onPruneError !== undefined) this.onPruneError(error);
+          else this.pruneError = { error };
+        },
+      )
+      .finally(() => {
+        this.pruning = undefined;
+        if (this.pruneOwed > 0 && !failed) this.owePruning(0);
+      });
+  }
+
+  /** Resolves once no pruning write is under way or due (close; tests). */
+  async pruned(): Promise<void> {
+    for (;;) {
+      if (this.pruneTimer !== undefined) {
+        clearTimeout(this.pruneTimer);
+        this.prune();
+      }
+      if (this.pruning === undefined) return;
+      await this.pruning;
+    }
   }
 
   /**
@@ -367,6 +475,8 @@ export class LmdbStore implements ChainStore {
       this.togetherRemovals = [];
       try {
         await this.journal.writesEnded();
+        // A pruning write is asynchronous too (see above); none starts while `together`.
+        while (this.pruning !== undefined) await this.pruning;
         await this.root.transactionSync(async () => {
           try {
             while (done < items.length) {
@@ -470,7 +580,10 @@ export class LmdbStore implements ChainStore {
     });
   }
 
+  /** Makes the pruning owed first (one bounded write), so that a clean stop leaves none behind. */
   async close(): Promise<void> {
+    await this.pruned();
+    this.closing = true;
     await this.inFlight;
     await this.writer?.close();
     await this.root.close();

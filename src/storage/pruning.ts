@@ -100,6 +100,11 @@ export class Pruner {
     this.options = options;
   }
 
+  /** Whether anything is ever pruned. */
+  get prunes(): boolean {
+    return this.options.retainStates > 0 || this.options.retainBlocks > 0;
+  }
+
   /** Whether blocks record what they retire (only then can their states be pruned later). */
   get prunesStates(): boolean {
     return this.options.retainStates > 0;
@@ -116,28 +121,44 @@ export class Pruner {
   }
 
   /**
-   * Records in `writes` the deletions for the write of block `head`: at most about `budget`
-   * entries of old states, and as many of old blocks. Each has its own budget: a block is deleted
-   * whole once begun, so any budget takes the oldest due block and blocks keep pace one for one,
-   * even while a backlog of states takes all of its share. Reads see the store before that write,
-   * not `writes`: `block` names what the block's own write puts that an old entry's deletion must
-   * not undo.
+   * Records in `writes` deletions of what the retention options no longer keep at head `head`:
+   * at most about `budget` entries of old states, and as many of old blocks. Each has its own
+   * budget: a block is deleted whole once begun, so any budget takes the oldest due block and
+   * blocks keep pace one for one, even while a backlog of states takes all of its share.
+   *
+   * Inside the write of block `head` (`block` names what that write puts that an old entry's
+   * deletion must not undo; reads see the store before it), or in a write of its own once head
+   * is committed (`block` empty: reads see everything). Returns whether a share ran out: more
+   * may be due.
    */
-  prune(writes: TableWrites, head: number, budget: number, block: PrunedBlockWrites): void {
+  prune(
+    writes: TableWrites,
+    head: number,
+    budget: number,
+    block: PrunedBlockWrites = NO_BLOCK_WRITES,
+  ): boolean {
+    let more = false;
     if (this.options.retainStates > 0)
-      this.pruneStates(writes, head - this.options.retainStates + 1, budget, block);
+      more = this.pruneStates(writes, head - this.options.retainStates + 1, budget, block) || more;
     if (this.options.retainBlocks > 0)
-      this.pruneBlocks(writes, head - this.options.retainBlocks + 1, budget, block);
+      more = this.pruneBlocks(writes, head - this.options.retainBlocks + 1, budget, block) || more;
+    return more;
   }
 
-  private pruneStates(writes: TableWrites, keepFrom: number, budget: number, block: PrunedBlockWrites): void {
+  /** Returns whether the budget ran out. */
+  private pruneStates(
+    writes: TableWrites,
+    keepFrom: number,
+    budget: number,
+    block: PrunedBlockWrites,
+  ): boolean {
     const { meta, trie, trieRoots, trieRetired, stateDeleted } = this.tables;
     let left = budget;
     // Nothing is old enough yet (and a negative bound would wrap as a uint32 key).
-    if (keepFrom <= 0) return;
+    if (keepFrom <= 0) return false;
     let statesFrom = this.statesFrom();
     for (const { key: height, value: entry } of trieRetired.getRange({ end: keepFrom + 1 })) {
-      if (left <= 0) break;
+      if (left <= 0) return true;
       if (statesFrom < height) {
         writes.put(meta, STATES_FROM, height);
         statesFrom = height;
@@ -149,7 +170,7 @@ export class Pruner {
       writes.failpoint("prune.afterNodeDeletes");
       if (upTo < count) {
         writes.put(trieRetired, height, { ...entry, ids: entry.ids.slice(upTo * ID_BYTES) });
-        break;
+        return true;
       }
       // The block's own state may have the same root as this old one (the same leaves again).
       if (entry.root !== undefined && entry.root !== block.root && trieRoots.get(entry.root) === entry.rootId)
@@ -162,9 +183,16 @@ export class Pruner {
       writes.remove(trieRetired, height);
       left -= 1 + deleted.length;
     }
+    return false;
   }
 
-  private pruneBlocks(writes: TableWrites, keepFrom: number, budget: number, block: PrunedBlockWrites): void {
+  /** Returns whether the budget ran out. */
+  private pruneBlocks(
+    writes: TableWrites,
+    keepFrom: number,
+    budget: number,
+    block: PrunedBlockWrites,
+  ): boolean {
     const { meta, blocks, blockNumbers, txs, history } = this.tables;
     let left = budget;
     let number = this.blocksFrom();
@@ -177,11 +205,14 @@ export class Pruner {
         // its entry is then the new block's.
         fresh ??= new Set(block.txHashes);
         const kept = fresh;
-        const hashes = old.tx_hashes.filter((hash) => !kept.has(hash));
+        // A write of its own sees the entry the new block made instead of the old block's.
+        const confirmed = old.tx_hashes.flatMap((hash) => {
+          const entry = kept.has(hash) ? undefined : txs.get(hash);
+          return entry?.block_number === number ? [entry] : [];
+        });
         // The entries' keys are recomputed from the transactions (their accounts, block, index).
-        const confirmed = hashes.flatMap((hash) => txs.get(hash) ?? []);
         const unindexed = history.remove(writes, confirmed);
-        for (const hash of hashes) writes.remove(txs, hash);
+        for (const entry of confirmed) writes.remove(txs, entry.tx.hash);
         writes.remove(blockNumbers, old.hash);
         writes.remove(blocks, number);
         left -= 1 + old.tx_hashes.length + unindexed;
@@ -190,6 +221,7 @@ export class Pruner {
       writes.put(meta, BLOCKS_FROM, number);
       writes.failpoint("prune.afterBlockDelete");
     }
+    return number < keepFrom;
   }
 }
 
@@ -202,3 +234,6 @@ export interface PrunedBlockWrites {
   /** The block's transactions (their `txs` entries). */
   txHashes: readonly string[];
 }
+
+/** For a prune in a write of its own: no block is being written beside it. */
+const NO_BLOCK_WRITES: PrunedBlockWrites = { root: undefined, deleted: new Set(), txHashes: [] };

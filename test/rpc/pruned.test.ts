@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { METHOD_LIST } from "../../src/rpc/index.ts";
 import { type JsonRpcReply, startTestNode, type TestNode } from "../helpers/testNode.ts";
-import { accountAt, commitOne, transfer } from "./support.ts";
+import { accountAt, commitOne, transfer, waitForPruned } from "./support.ts";
 
 /**
  * A node that keeps its last RETAIN blocks ([storage] retain_blocks): every method that takes a
@@ -41,6 +41,7 @@ describe("pruned blocks ([storage] retain_blocks)", () => {
     while ((await t.result<number>("chain_getRecentBlockNumber")) < first.block_number + 3 * RETAIN) {
       await commitOne(t, transfer(accountAt(t, 1), accountAt(t, 2).address, 1));
     }
+    await waitForPruned(t, RETAIN);
   });
   after(() => t?.stop());
 

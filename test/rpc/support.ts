@@ -109,6 +109,24 @@ export async function waitForEmptyPool(t: TestNode): Promise<void> {
   );
 }
 
+/**
+ * Waits (bounded) until a node that keeps `retainBlocks` blocks has pruned all older ones:
+ * pruning runs just after each block's write, in a write of its own, so it lags the head a
+ * moment. Returns the lowest kept block above 0 (block 1's `first_available`).
+ */
+export async function waitForPruned(t: TestNode, retainBlocks: number): Promise<number> {
+  return waitFor(
+    `blocks below head - ${retainBlocks} + 1 to be pruned`,
+    async () => {
+      const head = await t.result<number>("chain_getRecentBlockNumber");
+      const reply = await t.call("chain_getBlockByNumber", { number: 1 });
+      const first = reply.error?.data?.first_available;
+      return first === head - retainBlocks + 1 ? first : undefined;
+    },
+    COMMIT_TIMEOUT_MS,
+  );
+}
+
 // ---- invalid params ----------------------------------------------------------------------------
 
 export type ParamCase = readonly [label: string, params: unknown];

@@ -184,6 +184,7 @@ describe("history index (storage/historyIndex.ts)", () => {
       try {
         for (let height = 1; height <= 10; height++) {
           await produceLoad(chain, 1, nonces);
+          await store.pruned();
           perBlock[height] = ACCOUNTS.reduce(
             (sum, address) =>
               sum + expectedHistory(store, address, height).filter((p) => p.block === height).length,

@@ -101,6 +101,7 @@ async function runLoad(
   try {
     for (let height = 1; height <= blocks; height++) {
       await produce(chain, rewrites(nonces, random, height));
+      await store.pruned();
       each(store, chain, height);
       pages.push(store.usedPages().pages);
     }
@@ -177,6 +178,7 @@ describe("pruning (storage/pruning.ts)", () => {
         assert.ok(marks.length < 20, `caught up within 20 blocks (${marks})`);
         // Empty blocks: what a chain makes while no one sends it anything.
         await produce(chain, []);
+        await store.pruned();
         marks.push(store.statesFrom());
         // The lowest kept state is the one a partly deleted backlog would break first.
         assertWhole(store, chain, store.statesFrom());
@@ -187,7 +189,7 @@ describe("pruning (storage/pruning.ts)", () => {
       assert.equal(marks.at(-1), BACKLOG_BLOCKS, "every state of the backlog pruned");
     }));
 
-  it("a block with transactions prunes about twice what it wrote of a backlog, not the idle floor", () =>
+  it("prunes after each block in a write of its own, not in the block's: twice what the block wrote and a floor more", () =>
     withBacklog(async (store, chain, backlog) => {
       const nonces = new Map<string, number>();
       for (const address of ACCOUNTS) nonces.set(address, nonceOf(store, address));
@@ -195,15 +197,65 @@ describe("pruning (storage/pruning.ts)", () => {
       const before = backlog();
       // 48 rewrites: the block writes a few hundred entries (transactions, history, trie nodes).
       await produce(chain, rewrites(nonces, random, chain.head().header.number + 1));
+      assert.equal(backlog(), before, "the block's own write deleted nothing of the backlog");
+      await store.pruned();
       const afterBusy = backlog();
-      await produce(chain, []);
-      const afterIdle = backlog();
       const busy = before - afterBusy;
-      const idle = afterBusy - afterIdle;
-      assert.ok(busy > 0, `the busy block pruned some of the backlog (${busy} nodes)`);
-      assert.ok(busy < PRUNE_FLOOR / 2, `the busy block stayed well under the floor (${busy} nodes)`);
-      assert.ok(idle >= PRUNE_FLOOR * 0.9, `the empty block took the floor (${idle} nodes)`);
+      assert.ok(busy >= PRUNE_FLOOR * 0.9, `the block's pruning took the floor (${busy} nodes)`);
+      assert.ok(busy < 2 * PRUNE_FLOOR, `and twice a few hundred entries more at most (${busy} nodes)`);
       assertWhole(store, chain, store.statesFrom());
+      // Blocks committed together (a synced range) prune in their own write, without the floor.
+      const together = [rewrites(nonces, random, chain.head().header.number + 1)];
+      await store.commitTogether(together, async (txs) => {
+        await produce(chain, txs);
+        return true;
+      });
+      const inBlock = afterBusy - backlog();
+      assert.ok(
+        inBlock > 0 && inBlock < PRUNE_FLOOR / 2,
+        `a block committed together pruned ${inBlock} nodes`,
+      );
+      await store.pruned();
+      assert.equal(backlog(), afterBusy - inBlock, "and owes no pruning write");
+      assertWhole(store, chain, store.statesFrom());
+    }));
+
+  it("a pruning write that fails: told to onPruneError and tried after the next block; unset, the next block's write rejects", () =>
+    withDir(async (dir) => {
+      await runLoad(dir, { retainStates: 0, retainBlocks: 0 }, 3);
+      // A record of what block 1 retired that no pruning write can read.
+      const raw = open({ path: dir, compression: false });
+      await raw.openDB<unknown, number>({ name: DATABASES.trieRetired, keyEncoding: "uint32" }).put(1, null);
+      await raw.close();
+      const errors: unknown[] = [];
+      let store = new LmdbStore(
+        dir,
+        { retainStates: 2, retainBlocks: 0 },
+        { onPruneError: (e) => errors.push(e) },
+      );
+      let chain = await openChain(store);
+      try {
+        await produce(chain, []);
+        await store.pruned();
+        assert.equal(errors.length, 1, "told once");
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        assert.equal(errors.length, 1, "not tried again before a block");
+        await produce(chain, []);
+        await store.pruned();
+        assert.equal(errors.length, 2, "tried again after the next block");
+        assert.equal(store.statesFrom(), 0, "nothing pruned past the bad record");
+      } finally {
+        await store.close().catch(() => {});
+      }
+      store = new LmdbStore(dir, { retainStates: 2, retainBlocks: 0 });
+      chain = await openChain(store);
+      try {
+        await produce(chain, []);
+        await store.pruned();
+        await assert.rejects(produce(chain, []), TypeError, "the next block's write rejects with the error");
+      } finally {
+        await store.close().catch(() => {});
+      }
     }));
 
   it("migrates a schema-4 directory: old states stay, blocks from then on are pruned", () =>
@@ -227,6 +279,7 @@ describe("pruning (storage/pruning.ts)", () => {
       const random = seededRandom(9);
       try {
         for (let i = 0; i < 5; i++) await produce(chain, rewrites(nonces, random, 11 + i));
+        await store.pruned();
         assert.equal(store.statesFrom(), 14, "states of blocks after the upgrade are pruned");
         for (let h = 14; h <= 15; h++) assertWhole(store, chain, h);
       } finally {
