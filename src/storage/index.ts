@@ -6,7 +6,8 @@
  * (readOnlyStore.ts).
  * Does not own what a block means (chain) or which transactions are pending (txpool).
  */
-export { LmdbStore, type StoreSnapshotView } from "./lmdbStore.ts";
+export { LmdbStore } from "./lmdbStore.ts";
+export type { StoreSnapshotView } from "./snapshotTables.ts";
 export { LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
 export { defaultRetention, MIN_RETAIN, type RetentionOptions } from "./pruning.ts";
 export { ReadOnlyStore, type StoreSnapshot } from "./readOnlyStore.ts";

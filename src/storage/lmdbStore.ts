@@ -8,7 +8,6 @@ import type {
   StoredBlock,
   Tx,
   Validator,
-  ValidatorSetChange,
 } from "../chain/index.ts";
 import { failpoint } from "../faults/index.ts";
 import { type HistoryEntry, HistoryIndex, type HistoryQuery } from "./historyIndex.ts";
@@ -20,17 +19,17 @@ import {
 } from "./historyUpgrade.ts";
 import { LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
 import {
-  BLOCKS_FROM,
   DELETIONS_FROM,
   defaultRetention,
   Pruner,
   type RetentionOptions,
   type RetiredEntry,
-  STATES_FROM,
 } from "./pruning.ts";
 import type { ReadView } from "./readView.ts";
 import { BlockWriter } from "./blockWriter.ts";
 import { type BlockTables, PRUNE_FLOOR, planBlockWrite, pruneBudget } from "./blockWritePlan.ts";
+import { PruningWrites } from "./pruningWrites.ts";
+import { openSnapshotView, type StoreSnapshotView, writeSnapshot } from "./snapshotTables.ts";
 import { ENVIRONMENT_OPTIONS, openTable, SCHEMA_VERSION, type TableName } from "./schema.ts";
 import { directWrites, WriteBatch } from "./writeBatch.ts";
 
@@ -49,30 +48,6 @@ export interface StoreOptions {
    * next commitBlock rejects with the error.
    */
   onPruneError?: (error: unknown) => void;
-}
-
-/**
- * How long after a block's write its pruning write begins, ms: first the next height's proposal
- * is built and sent (a few ms), then pruning takes LMDB's writer while the node waits for the
- * network.
- */
-const PRUNE_DELAY_MS = 20;
-
-/**
- * Reads of one LMDB read transaction: a consistent view of the store as of one commit, however
- * long it is read and whatever is committed meanwhile. `done` must be called (it frees LMDB's
- * reader slot and lets the pages that later commits free be reused).
- */
-export interface StoreSnapshotView {
-  /** The head as of the view; undefined for a store without chain data. */
-  readonly head: number | undefined;
-  getBlock(number: number): StoredBlock | undefined;
-  getConfirmedTx(hash: string): ConfirmedTx | undefined;
-  /** Every state leaf, in key order. */
-  leaves(): Iterable<readonly [string, JsonValue]>;
-  /** Every stored validator set change, by height. */
-  validatorSetChanges(): Iterable<ValidatorSetChange>;
-  done(): void;
 }
 
 /**
@@ -116,14 +91,8 @@ export class LmdbStore implements ChainStore {
   private readonly writer: BlockWriter | undefined;
   /** The block write in flight on the writer thread, if any; settles when it has ended. */
   private inFlight: Promise<unknown> | undefined;
-  /** Pruning owed by the blocks written since the last pruning write (entries; see pruneBudget). */
-  private pruneOwed = 0;
-  private pruneTimer: NodeJS.Timeout | undefined;
-  /** The pruning write under way, if any; never rejects. */
-  private pruning: Promise<void> | undefined;
-  private pruneError: { error: unknown } | undefined;
-  private readonly onPruneError: ((error: unknown) => void) | undefined;
-  private closing = false;
+  /** Pruning in writes of its own after the blocks' (see commitBlock). */
+  private readonly pruning: PruningWrites;
 
   /**
    * Opens (or creates) the environment at `path`, upgrading an older schema first (see
@@ -185,7 +154,10 @@ export class LmdbStore implements ChainStore {
     );
     this.startDeletionRecord();
     this.writer = options.writeThread === true ? new BlockWriter(path, written) : undefined;
-    this.onPruneError = options.onPruneError;
+    this.pruning = new PruningWrites(
+      { write: (budget) => this.pruneWrite(budget), paused: () => this.together },
+      options.onPruneError,
+    );
     this.tables = {
       meta: this.meta,
       blocks: this.blocks,
@@ -314,11 +286,8 @@ export class LmdbStore implements ChainStore {
    *   it (`at`), and nothing shows a transaction in block N while the head is still N-1.
    */
   async commitBlock(write: BlockWrite): Promise<void> {
-    if (this.pruneError !== undefined) {
-      const { error } = this.pruneError;
-      this.pruneError = undefined;
-      throw error;
-    }
+    const pruneError = this.pruning.takeError();
+    if (pruneError !== undefined) throw pruneError;
     if (this.writer !== undefined && !this.together) {
       const batch = new WriteBatch();
       const { unjournaled } = planBlockWrite(this.tables, write, batch, true);
@@ -332,26 +301,15 @@ export class LmdbStore implements ChainStore {
     } else {
       // A pruning write under way holds LMDB's writer until it commits: wait for it here, where
       // this thread goes on serving, rather than blocked on the lock in transactionSync.
-      while (this.pruning !== undefined) await this.pruning;
+      while (this.pruning.underWay !== undefined) await this.pruning.underWay;
       const { unjournaled, written } = this.root.transactionSync(() =>
         planBlockWrite(this.tables, write, directWrites, false),
       );
       this.journal.forget(unjournaled);
-      if (this.pruner.prunes) this.owePruning(pruneBudget(written));
+      // Owed, made PRUNE_DELAY_MS later in a write of its own (pruningWrites.ts, decision 011).
+      if (this.pruner.prunes) this.pruning.owe(pruneBudget(written));
     }
     failpoint("commit.afterTxnCommit");
-  }
-
-  /**
-   * Adds `budget` to the pruning owed and, unless a pruning write is under way or due, makes one
-   * PRUNE_DELAY_MS from now. It runs in a write of its own, not in the block's: on a node that
-   * waits for the network between blocks it is off the height's critical path (see PRUNE_FLOOR).
-   */
-  private owePruning(budget: number): void {
-    this.pruneOwed += budget;
-    if (this.pruning !== undefined || this.pruneTimer !== undefined || this.closing) return;
-    this.pruneTimer = setTimeout(() => this.prune(), PRUNE_DELAY_MS);
-    this.pruneTimer.unref();
   }
 
   /**
@@ -361,57 +319,27 @@ export class LmdbStore implements ChainStore {
    * node's store with other retention options must not prune it.
    */
   resumePruning(): void {
-    if (this.pruner.prunes && this.headNumber() !== undefined) this.owePruning(PRUNE_FLOOR);
+    if (this.pruner.prunes && this.headNumber() !== undefined) this.pruning.owe(PRUNE_FLOOR);
   }
 
   /**
-   * One pruning write with what is owed, in an lmdb-js asynchronous (child) transaction: its deletions
-   * are made on this thread, its commit and flush on lmdb-js's writer thread. What blocks owed
-   * meanwhile is made PRUNE_DELAY_MS after it; what is owed is forgiven once nothing more is due
-   * (the next blocks owe for what they retire). A failed write's budget waits for the next block.
+   * One pruning write in an lmdb-js asynchronous child transaction: its deletions are made on
+   * this thread, its commit and flush on lmdb-js's writer thread. A child transaction because,
+   * unlike lmdb-js's plain asynchronous one, a callback that throws rolls it back (a failed
+   * pruning write leaves nothing of itself behind). Resolves whether more may be due.
    */
-  private prune(): void {
-    this.pruneTimer = undefined;
-    // Inside commitTogether its blocks prune in their own write; the owed pruning waits for the next block.
-    if (this.together || this.closing || this.pruning !== undefined || this.pruneOwed === 0) return;
-    const budget = this.pruneOwed;
-    this.pruneOwed = 0;
+  private async pruneWrite(budget: number): Promise<boolean> {
     let more = false;
-    let failed = false;
-    // A child transaction: unlike lmdb-js's plain asynchronous one, a callback that throws
-    // rolls it back, so a failed pruning write leaves nothing of itself behind.
-    this.pruning = this.root
-      .childTransaction(() => {
-        const head = this.headNumber();
-        if (head !== undefined) more = this.pruner.prune(directWrites, head, budget);
-      })
-      .then(
-        () => {
-          if (!more) this.pruneOwed = 0;
-        },
-        (error: unknown) => {
-          failed = true;
-          this.pruneOwed += budget;
-          if (this.onPruneError !== undefined) this.onPruneError(error);
-          else this.pruneError = { error };
-        },
-      )
-      .finally(() => {
-        this.pruning = undefined;
-        if (this.pruneOwed > 0 && !failed) this.owePruning(0);
-      });
+    await this.root.childTransaction(() => {
+      const head = this.headNumber();
+      if (head !== undefined) more = this.pruner.prune(directWrites, head, budget);
+    });
+    return more;
   }
 
   /** Resolves once no pruning write is under way or due (close; tests). */
-  async pruned(): Promise<void> {
-    for (;;) {
-      if (this.pruneTimer !== undefined) {
-        clearTimeout(this.pruneTimer);
-        this.prune();
-      }
-      if (this.pruning === undefined) return;
-      await this.pruning;
-    }
+  pruned(): Promise<void> {
+    return this.pruning.settled();
   }
 
   /**
@@ -475,8 +403,8 @@ export class LmdbStore implements ChainStore {
       this.togetherRemovals = [];
       try {
         await this.journal.writesEnded();
-        // A pruning write is asynchronous too (see above); none starts while `together`.
-        while (this.pruning !== undefined) await this.pruning;
+        // A pruning write is asynchronous too (see above); none begins while `together`.
+        while (this.pruning.underWay !== undefined) await this.pruning.underWay;
         await this.root.transactionSync(async () => {
           try {
             while (done < items.length) {
@@ -517,58 +445,12 @@ export class LmdbStore implements ChainStore {
    * readers beside the writing process).
    */
   snapshotView(): StoreSnapshotView {
-    const transaction = this.root.useReadTransaction();
-    const at = { transaction };
-    let open = true;
-    return {
-      head: this.meta.get("head", at),
-      getBlock: (number) => this.blocks.get(number, at),
-      getConfirmedTx: (hash) => this.txs.get(hash, at),
-      leaves: () => this.state.getRange({ transaction }).map(({ key, value }) => [key, value] as const),
-      validatorSetChanges: () =>
-        this.validatorSets
-          .getRange({ transaction })
-          .map(({ key, value }) => ({ fromHeight: key, validators: value })),
-      done: () => {
-        if (open) transaction.done();
-        open = false;
-      },
-    };
+    return openSnapshotView(this.root, this.tables);
   }
 
-  /**
-   * Writes a checked snapshot into a store without chain data, in one write transaction: block 0
-   * and the snapshot's block (the head), the state leaves, trie, stakers, validator sets, the
-   * transactions it carries, and `blocks_from` / `states_from` = its height (no block or state
-   * below it is kept). A crash before the commit leaves the store empty; after it, complete.
-   */
+  /** Writes a checked snapshot into a store without chain data (see writeSnapshot). */
   restoreSnapshot(restore: SnapshotRestore): void {
-    const height = restore.block.header.number;
-    this.root.transactionSync(() => {
-      if (this.meta.get("head") !== undefined) throw new Error("the store already holds chain data");
-      for (const block of [restore.genesisBlock, restore.block]) {
-        this.blocks.put(block.header.number, block);
-        this.blockNumbers.put(block.hash, block.header.number);
-      }
-      for (const confirmed of restore.txs) this.txs.put(confirmed.tx.hash, confirmed);
-      // Only the snapshot block's own are in a kept block; the others it carries are for the
-      // replay check of unordered transactions, and their blocks are not here.
-      this.history.add(
-        directWrites,
-        restore.txs.filter((confirmed) => confirmed.block_number === height),
-      );
-      for (const [path, value] of restore.leaves) this.state.put(path, value);
-      failpoint("snapshot.restoreInWrite");
-      for (const [id, record] of restore.trie.nodes) this.trie.put(id, record);
-      if (restore.trie.root !== undefined) this.trieRoots.put(restore.trie.root.hash, restore.trie.root.id);
-      for (const [address, stake] of restore.stakers) this.stakes.put(address, stake);
-      for (const set of restore.validatorSets) this.validatorSets.put(set.fromHeight, set.validators);
-      this.meta.put(BLOCKS_FROM, height);
-      this.meta.put(STATES_FROM, height);
-      this.meta.put(DELETIONS_FROM, height);
-      this.meta.put("head", height);
-      this.meta.put("schema_version", SCHEMA_VERSION);
-    });
+    writeSnapshot(this.root, this.tables, restore);
   }
 
   /** Schema 3 → 4: the journal's entries move from the hash-keyed table to the seq-keyed one. */
@@ -582,8 +464,7 @@ export class LmdbStore implements ChainStore {
 
   /** Makes the pruning owed first (one bounded write), so that a clean stop leaves none behind. */
   async close(): Promise<void> {
-    await this.pruned();
-    this.closing = true;
+    await this.pruning.stop();
     await this.inFlight;
     await this.writer?.close();
     await this.root.close();
