@@ -299,9 +299,11 @@ export class LmdbStore implements ChainStore {
       // The removals are undone if commitTogether's write fails: forgotten after it commits.
       this.togetherRemovals.push(...unjournaled);
     } else {
-      // A pruning write under way holds LMDB's writer until it commits: wait for it here, where
-      // this thread goes on serving, rather than blocked on the lock in transactionSync.
-      while (this.pruning.underWay !== undefined) await this.pruning.underWay;
+      // The last block's pruning write first, if it has not ended: under way, it holds LMDB's
+      // writer (awaited here, this thread goes on serving instead of blocking on the lock); still
+      // due, it was never given a turn (blocks back to back, as an import makes them), and
+      // without this, pruning would wait for the first idle moment however much was owed.
+      await this.pruning.settled();
       const { unjournaled, written } = this.root.transactionSync(() =>
         planBlockWrite(this.tables, write, directWrites, false),
       );

@@ -18,7 +18,8 @@ export interface PruningWriter {
 
 /**
  * Pruning in writes of its own, after the blocks' writes (docs/decisions/011-pruning.md): each
- * block owes entries (`owe`), and PRUNE_DELAY_MS later one write makes what is owed. What blocks
+ * block owes entries (`owe`), and PRUNE_DELAY_MS later one write makes what is owed (or the next
+ * block's write makes it first, `settled`, if it has not begun by then). What blocks
  * owe meanwhile goes into the next write; what is owed is forgiven once nothing more is due (the
  * next blocks owe for what they retire). A failed write goes to `onError` and waits for the next
  * block's `owe`; without `onError`, `takeError` hands it to the next block's write.
@@ -59,7 +60,7 @@ export class PruningWrites {
     return failure?.error;
   }
 
-  /** Resolves once no pruning write is under way or due: a due one is made now. */
+  /** Resolves once no pruning write is under way or due: a due one is made now (the next block's write; close; tests). */
   async settled(): Promise<void> {
     for (;;) {
       if (this.timer !== undefined) {

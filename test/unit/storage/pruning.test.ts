@@ -127,6 +127,35 @@ describe("pruning (storage/pruning.ts)", () => {
       });
     }));
 
+  it("keeps pace with blocks written back to back, with no idle moment for the pruning writes", () =>
+    withDir(async (dir) => {
+      const retain = 4;
+      const store = new LmdbStore(dir, { retainStates: retain, retainBlocks: retain });
+      const chain = await openChain(store);
+      const nonces = new Map<string, number>();
+      const random = seededRandom(11);
+      try {
+        for (let height = 1; height <= 30; height++) {
+          // No await of pruned() and no timer turn between blocks (an import makes them so): the
+          // block's write makes the pruning the block before it owes first.
+          await produce(chain, rewrites(nonces, random, height));
+          const due = height - retain + 1;
+          if (due > 1) {
+            assert.ok(
+              store.statesFrom() >= due - 1,
+              `states_from ${store.statesFrom()} after block ${height}`,
+            );
+            assert.ok(
+              store.blocksFrom() >= due - 1,
+              `blocks_from ${store.blocksFrom()} after block ${height}`,
+            );
+          }
+        }
+      } finally {
+        await store.close();
+      }
+    }));
+
   it("stops the data file growing, and grows at most 0.6× an archive's under the same load", () =>
     withDir(async (dir) => {
       const blocks = 120;
