@@ -405,8 +405,8 @@ export class LmdbStore implements ChainStore {
       this.togetherRemovals = [];
       try {
         await this.journal.writesEnded();
-        // A pruning write is asynchronous too (see above); none begins while `together`.
-        while (this.pruning.underWay !== undefined) await this.pruning.underWay;
+        // A pruning write is asynchronous too (see above): ended first; none begins while `together`.
+        await this.pruning.settled();
         await this.root.transactionSync(async () => {
           try {
             while (done < items.length) {

@@ -30,7 +30,7 @@ export class PruningWrites {
   /** Entries owed by the blocks written since the last pruning write. */
   private owed = 0;
   private timer: NodeJS.Timeout | undefined;
-  /** The pruning write under way, if any; never rejects. */
+  /** The pruning write under way, if any (it holds LMDB's writer until it commits); never rejects. */
   private current: Promise<void> | undefined;
   private failure: { error: unknown } | undefined;
   private stopped = false;
@@ -38,11 +38,6 @@ export class PruningWrites {
   constructor(writer: PruningWriter, onError?: (error: unknown) => void) {
     this.writer = writer;
     this.onError = onError;
-  }
-
-  /** The pruning write under way, if any (it holds LMDB's writer until it commits). */
-  get underWay(): Promise<void> | undefined {
-    return this.current;
   }
 
   /** Adds `budget` entries to what is owed and, unless a write is under way or due, makes one soon. */
@@ -60,7 +55,10 @@ export class PruningWrites {
     return failure?.error;
   }
 
-  /** Resolves once no pruning write is under way or due: a due one is made now (the next block's write; close; tests). */
+  /**
+   * Resolves once no pruning write is under way or due: a due one is made now, unless paused
+   * (before the next block's write, which would wait on LMDB's lock for one under way; close; tests).
+   */
   async settled(): Promise<void> {
     for (;;) {
       if (this.timer !== undefined) {
