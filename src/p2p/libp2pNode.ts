@@ -5,9 +5,9 @@ import { type GossipSub, gossipsub } from "@libp2p/gossipsub";
 import { type Identify, identify } from "@libp2p/identify";
 import type { Libp2p, PrivateKey } from "@libp2p/interface";
 import { type Ping, ping } from "@libp2p/ping";
-import { tcp } from "@libp2p/tcp";
 import { createLibp2p } from "libp2p";
 import { announceFilter } from "./addresses.ts";
+import { corkedTcp } from "./corkedTcp.ts";
 import { P2pError } from "./errors.ts";
 import { gossipOptions } from "./gossip.ts";
 
@@ -50,7 +50,7 @@ export function createLibp2pNode(config: Libp2pNodeConfig): Promise<Libp2pNode> 
       announce: [...config.announce],
       announceFilter: announceFilter(config.announce, config.listenHost),
     },
-    transports: [tcp()],
+    transports: [corkedTcp()],
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
     connectionGater: {
