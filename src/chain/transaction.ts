@@ -36,27 +36,35 @@ export interface TxVerifyOptions {
 const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
- * Whether any string or object key in `value` holds a lone surrogate: not Unicode text, so not
- * storable. JSON.parse makes one from a "\ud800" escape; LMDB's encoding turns it into U+FFFD, so
- * a stored transaction would no longer match its signature (a peer re-verifying the block served
- * from storage refuses it; a restart drops it from the journal as hash_mismatch) and the stored
- * value would differ from the one the state root commits to.
+ * What in `value` storage cannot keep exactly, if anything: the reason to refuse it. A stored
+ * transaction must come back byte for byte, or it no longer matches its signature (a peer
+ * re-verifying a block served from storage refuses it, and a chain with it can no longer be
+ * synced; a restart drops it from the journal as hash_mismatch), and a stored value must be the
+ * one the state root commits to.
+ * - A lone surrogate in a string or key: not Unicode text. JSON.parse makes one from a "\ud800"
+ *   escape; LMDB's encoding turns it into U+FFFD.
+ * - An object member named `__proto__`: JSON.parse makes it an ordinary member, but msgpackr (LMDB's
+ *   encoding) renames it `__proto_` when it decodes, against prototype pollution (found by
+ *   test/unit/chain/stateProperties.test.ts with a random seed).
  */
-function hasLoneSurrogate(value: unknown): boolean {
+function unstorable(value: unknown): string | undefined {
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const current = stack.pop();
     if (typeof current === "string") {
-      if (LONE_SURROGATE.test(current)) return true;
+      if (LONE_SURROGATE.test(current)) return LONE_SURROGATE_REASON;
     } else if (current !== null && typeof current === "object") {
       for (const [key, member] of Object.entries(current)) {
-        if (LONE_SURROGATE.test(key)) return true;
+        if (LONE_SURROGATE.test(key)) return LONE_SURROGATE_REASON;
+        if (key === "__proto__") return "an object member may not be named __proto__";
         stack.push(member);
       }
     }
   }
-  return false;
+  return undefined;
 }
+
+const LONE_SURROGATE_REASON = "strings must be Unicode text (a lone surrogate is not)";
 
 /**
  * Body shape per DESIGN.md §3. The RPC schema checks the same first; this repeats it because
@@ -87,9 +95,8 @@ function assertBodyShape(body: TxBody): void {
       `operation value nests deeper than ${MAX_VALUE_DEPTH} levels`,
     );
   }
-  if (hasLoneSurrogate(body)) {
-    throw new TxRejectedError("invalid_operation", "strings must be Unicode text (a lone surrogate is not)");
-  }
+  const refusal = unstorable(body);
+  if (refusal !== undefined) throw new TxRejectedError("invalid_operation", refusal);
 }
 
 /**

@@ -133,7 +133,7 @@ export const TX_REJECT_REASON_DETAILS: Readonly<Record<TxRejectReason, string>> 
   insufficient_balance:
     "The amount exceeds the committed balance minus the sender's pending debits (or an unstake exceeds the stake). `data.expected` (amount), `data.actual` (available).",
   invalid_operation:
-    'The operation is not exactly `{type: "SET_VALUE", ref, value}`, its path is malformed, its amount is not a valid safe integer, or its value nests too deep.',
+    'The operation is not exactly `{type: "SET_VALUE", ref, value}`, its path is malformed, its amount is not a valid safe integer, its value nests too deep, or it holds text storage cannot keep exactly (a lone UTF-16 surrogate, an object member named `__proto__`).',
 };
 
 const txRejected = (suffix: string): MethodErrorDoc[] =>

@@ -456,6 +456,31 @@ describe("rejections over HTTP (DESIGN.md §2)", () => {
       }
     });
 
+    it("text storage cannot keep exactly is invalid_operation: a lone surrogate, a member named __proto__", async () => {
+      // Sent as any client's JSON would carry them: "\ud800" is one lone code unit after parsing,
+      // and "__proto__" an ordinary member, which LMDB's encoding would rename.
+      for (const json of ['"a\\ud800"', '{"__proto__": 1}', '{"a": {"__proto__": {"b": 2}}}']) {
+        const body = {
+          nonce: -1,
+          timestamp: Date.now(),
+          operation: {
+            type: "SET_VALUE",
+            ref: `/users/${alice.address}/${uniqueKey()}`,
+            value: JSON.parse(json),
+          },
+        };
+        const signed = signRaw(alice, body);
+        await expectRejected(t, {
+          what: `value ${json}`,
+          sender: alice,
+          code: -32003,
+          reason: "invalid_operation",
+          unknownHash: hashObject(body),
+          send: send(t, signed),
+        });
+      }
+    });
+
     it("a transaction over 100 KiB is tx_too_large", async () => {
       const signed = userWrite(alice, "x".repeat(110 * 1024));
       const data = await expectRejected(t, {

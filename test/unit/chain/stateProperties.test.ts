@@ -633,16 +633,22 @@ describe("state properties", () => {
       segment: fc.string({ unit, minLength: 1, maxLength: 4 }),
       value: fc.jsonValue({ maxDepth: 2, stringUnit: unit }) as fc.Arbitrary<JsonValue>,
     });
-    // What storage keeps exactly: text that survives UTF-8 (the oracle, independent of the node's check).
+    // What storage keeps exactly (the oracle, independent of the node's check): text that survives
+    // UTF-8, and no member named __proto__, which msgpackr renames when it decodes (a random seed
+    // of this property found that one: fast-check's JSON values may hold such a key).
     const storable = (body: TxBody) => {
       const text = JSON.stringify(body);
       const strings: string[] = [];
+      const keys: string[] = [];
       JSON.parse(text, (k, v) => {
-        strings.push(k);
+        keys.push(k);
         if (typeof v === "string") strings.push(v);
         return v;
       });
-      return strings.every((x) => Buffer.from(x, "utf8").toString("utf8") === x);
+      return (
+        [...keys, ...strings].every((x) => Buffer.from(x, "utf8").toString("utf8") === x) &&
+        !keys.includes("__proto__")
+      );
     };
     // On a tmpfs when there is one: this property is about encoding, not the disk.
     const dir = mkdtempSync(join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "chain-node-state-text-"));

@@ -88,6 +88,24 @@ describe("verifySignedTx", () => {
     assertRejected(signed({ ...transferBody(), parent_tx_hash: 5 }), "invalid_operation");
   });
 
+  it("rejects text storage cannot keep as invalid_operation: a lone surrogate, a member named __proto__", () => {
+    const write = (value: unknown) => ({
+      nonce: -1,
+      timestamp: 1_700_000_000_000,
+      operation: { type: "SET_VALUE", ref: `/users/${SENDER}/x`, value },
+    });
+    // As JSON.parse makes them from a request: "\ud800" is one lone code unit, and "__proto__" an
+    // ordinary own member (an object literal would set the prototype instead).
+    assertRejected(signed(write(JSON.parse('"a\\ud800"'))), "invalid_operation");
+    assertRejected(signed(write(JSON.parse('{"\\udc00": 1}'))), "invalid_operation");
+    assertRejected(signed(write(JSON.parse('{"__proto__": 1}'))), "invalid_operation");
+    assertRejected(signed(write(JSON.parse('{"a": [{"b": {"__proto__": {}}}]}'))), "invalid_operation");
+    // Near misses stay ordinary data.
+    for (const value of [{ __proto_: 1 }, { proto: 1 }, "__proto__", "\ud83d\ude00"]) {
+      assert.deepEqual(verifySignedTx(signed(write(value)), OPTIONS).operation.value, value);
+    }
+  });
+
   it("rejects an operation type other than SET_VALUE as invalid_operation", () => {
     for (const type of ["SET", "INC_VALUE", "SET_RULE", "set_value"]) {
       const body = { ...transferBody(), operation: { ...transferBody().operation, type } };
