@@ -17,11 +17,27 @@ interface JobsMessage {
 const POLL_EVERY = 16;
 
 const bulk = parentPort;
-const interactive = (workerData as { interactive?: MessagePort } | null)?.interactive;
-if (bulk === null || interactive === undefined) throw new Error("signatureWorker runs as a worker thread");
+const data = workerData as { interactive?: MessagePort; stop?: Int32Array } | null;
+const interactive = data?.interactive;
+const stop = data?.stop;
+if (bulk === null || interactive === undefined || stop === undefined)
+  throw new Error("signatureWorker runs as a worker thread");
 
-const answer = (port: MessagePort, { id, jobs }: JobsMessage) =>
-  port.postMessage({ id, results: jobs.map(checkSignedHash) });
+/**
+ * The pool is closing (SignatureWorkers.close sets the flag, then wakes us): it has checked our
+ * unanswered jobs itself. Looked at before every check, so that the thread exits from here, between
+ * two checks, and is never terminated inside the native secp256k1 addon (which aborts the process).
+ */
+const stopping = () => Atomics.load(stop, 0) === 1;
+
+const answer = (port: MessagePort, { id, jobs }: JobsMessage) => {
+  const results = [];
+  for (const job of jobs) {
+    if (stopping()) process.exit(0);
+    results.push(checkSignedHash(job));
+  }
+  port.postMessage({ id, results });
+};
 
 function answerInteractive(port: MessagePort): void {
   for (let received = receiveMessageOnPort(port); received; received = receiveMessageOnPort(port)) {
@@ -31,9 +47,11 @@ function answerInteractive(port: MessagePort): void {
 
 interactive.on("message", (message: JobsMessage) => answer(interactive, message));
 bulk.on("message", ({ id, jobs }: JobsMessage) => {
+  if (stopping()) process.exit(0);
   const results = [];
   for (let i = 0; i < jobs.length; i++) {
     if (i % POLL_EVERY === 0) answerInteractive(interactive);
+    if (stopping()) process.exit(0);
     results.push(checkSignedHash(jobs[i] as SignedHashJob));
   }
   bulk.postMessage({ id, results });

@@ -23,6 +23,8 @@ interface Thread {
   /** How many of those are interactive. */
   interactivePending: number;
   alive: boolean;
+  /** Set to 1 by close(): the worker stops between two checks and exits (see signatureWorker.ts). */
+  stop: Int32Array;
 }
 
 /** Jobs below this go to one thread; a larger turn is split over all of them. */
@@ -33,6 +35,9 @@ const SPLIT_AT = 16;
  * checked; in messages of this size the first blocks' results come back while the rest are checked.
  */
 export const MAX_JOBS_PER_MESSAGE = 256;
+
+/** How long close() lets a thread stop by itself before it terminates it, ms. */
+const STOP_GRACE_MS = 2_000;
 
 /**
  * Signature checks (keccak of the body, secp256k1 recovery, address) on worker threads, so that
@@ -70,9 +75,10 @@ export class SignatureWorkers implements SignatureVerifier {
         // The entry loads the sources itself (loadTypeScript.mjs): the parent's --import flags
         // (tsx under the tests) would load them twice.
         const { port1: interactive, port2 } = new MessageChannel();
+        const stop = new Int32Array(new SharedArrayBuffer(4));
         const worker = new Worker(entry, {
           execArgv: [],
-          workerData: { interactive: port2 },
+          workerData: { interactive: port2, stop },
           transferList: [port2],
         });
         await new Promise<void>((resolve, reject) => {
@@ -80,7 +86,15 @@ export class SignatureWorkers implements SignatureVerifier {
           worker.once("error", reject);
         });
         worker.unref(); // a pool never keeps the process alive; close() ends it explicitly
-        return { worker, interactive, batches: new Map(), pending: 0, interactivePending: 0, alive: true };
+        return {
+          worker,
+          interactive,
+          batches: new Map(),
+          pending: 0,
+          interactivePending: 0,
+          alive: true,
+          stop,
+        };
       }),
     );
     const pool = new SignatureWorkers(threads);
@@ -105,12 +119,20 @@ export class SignatureWorkers implements SignatureVerifier {
     return Promise.all(results);
   }
 
+  /**
+   * Checks what is still queued or unanswered inline, then stops the threads. Each is asked to
+   * stop (a shared flag it reads between two checks, and an empty message to wake it if idle) and
+   * exits by itself; only one that has not within STOP_GRACE_MS is terminated. Terminating a
+   * thread inside a secp256k1 call aborts the whole process ("terminate called after throwing an
+   * instance of 'Napi::Error'": the addon is built with C++ exceptions, and its N-API calls fail
+   * in a thread being torn down); test/unit/node/signatureWorkers.test.ts closes pools mid-work.
+   */
   async close(): Promise<void> {
     const threads = this.threads.filter((t) => t.alive);
     for (const thread of threads) thread.alive = false;
     this.flush(); // anything still queued is checked inline
     for (const thread of threads) this.runInline(thread);
-    await Promise.all(threads.map((t) => t.worker.terminate()));
+    await Promise.all(threads.map((t) => stopThread(t)));
   }
 
   private flush(): void {
@@ -186,4 +208,19 @@ export class SignatureWorkers implements SignatureVerifier {
     thread.interactivePending = 0;
     thread.interactive.close();
   }
+}
+
+/** Asks `thread`'s worker to stop and resolves once it has exited (terminated after the grace). */
+function stopThread(thread: Thread): Promise<void> {
+  const { worker } = thread;
+  if (worker.threadId === -1) return Promise.resolve(); // already exited
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => void worker.terminate().then(() => resolve()), STOP_GRACE_MS);
+    worker.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    Atomics.store(thread.stop, 0, 1);
+    worker.postMessage({ id: -1, jobs: [] });
+  });
 }
