@@ -199,8 +199,14 @@ export class LmdbPoolJournal {
     });
   }
 
+  /**
+   * One journal write, as an lmdb-js asynchronous child transaction: lmdb-js's plain asynchronous
+   * `transaction()` commits what a callback wrote before it threw (as the store's pruning write
+   * found, decision 011), so a savePending that failed part way would have left entries of
+   * transactions its caller was told were not journaled, and a restart would bring them back.
+   */
   private async begin(body: () => void): Promise<void> {
-    const transaction = this.root.transaction(body);
+    const transaction = this.root.childTransaction(body);
     this.writes.add(transaction);
     try {
       await transaction;

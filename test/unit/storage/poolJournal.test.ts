@@ -129,6 +129,36 @@ describe("LmdbPoolJournal (the store's pool journal)", () => {
       await reopened.close();
     }));
 
+  it("writes nothing of a journal write that fails part way, and the index agrees", () =>
+    withDir(async (dir) => {
+      const root = open({ path: dir, compression: false });
+      const table = root.openDB<PoolRecord["tx"], number>({ name: DATABASES.journal });
+      const journal = new LmdbPoolJournal(root, table);
+      const nonces = new Map<string, number>();
+      const [a, b] = [0, 1].map((i) => transfer(nonces, [i, i + 1, 1])) as PoolRecord["tx"][];
+      const put = table.put.bind(table);
+      let puts = 0;
+      table.put = ((...args: Parameters<typeof put>) => {
+        puts += 1;
+        if (puts === 2) throw new Error("the second put fails");
+        return put(...args);
+      }) as typeof table.put;
+      await assert.rejects(
+        journal.savePending([
+          { seq: 0, tx: a as PoolRecord["tx"] },
+          { seq: 1, tx: b as PoolRecord["tx"] },
+        ]),
+        /the second put fails/,
+      );
+      assert.deepEqual(journal.loadPending(), [], "the first put went with the failed write");
+      table.put = put;
+      // Neither is indexed: a removal finds nothing, and a later write journals them again.
+      await journal.removePending([a?.hash as string]);
+      await journal.savePending([{ seq: 2, tx: a as PoolRecord["tx"] }]);
+      assert.deepEqual(hashesOf(journal.loadPending()), [a?.hash]);
+      await root.close();
+    }));
+
   it("keeps an entry indexed when the transaction that removed it fails (index and table agree)", () =>
     withDir(async (dir) => {
       const root = open({ path: dir, compression: false });
