@@ -34,6 +34,7 @@ export interface TxVerifyOptions {
 // A UTF-16 code unit of a surrogate pair standing alone (with the u flag, a whole pair is one code
 // point and does not match).
 const LONE_SURROGATE = /\p{Cs}/u;
+const LONE_SURROGATE_REASON = "strings must be Unicode text (a lone surrogate is not)";
 
 /**
  * What in `value` storage cannot keep exactly, if anything: the reason to refuse it. A stored
@@ -63,8 +64,6 @@ function unstorable(value: unknown): string | undefined {
   }
   return undefined;
 }
-
-const LONE_SURROGATE_REASON = "strings must be Unicode text (a lone surrogate is not)";
 
 /**
  * Body shape per DESIGN.md §3. The RPC schema checks the same first; this repeats it because
