@@ -100,19 +100,25 @@ describe("corkedTcp", () => {
     }
   });
 
-  it("writes a message of two buffers with one writev", async () => {
-    const pair = await connect(corkedTcp());
-    pairs.push(pair);
-    const { writes, writevs, received } = await sendTwoBuffers(pair);
-    assert.equal(received, "hello");
-    assert.deepEqual({ writes, writevs }, { writes: 0, writevs: 1 });
-  });
-
-  it("needs to: @libp2p/tcp alone writes the same message with two writes", async () => {
-    const pair = await connect(tcp());
-    pairs.push(pair);
-    const { writes, writevs, received } = await sendTwoBuffers(pair);
-    assert.equal(received, "hello");
-    assert.deepEqual({ writes, writevs }, { writes: 2, writevs: 0 });
-  });
+  const cases = [
+    {
+      name: "writes a message of two buffers with one writev",
+      make: corkedTcp(),
+      calls: { writes: 0, writevs: 1 },
+    },
+    {
+      name: "needs to: @libp2p/tcp alone writes the same message with two writes",
+      make: tcp(),
+      calls: { writes: 2, writevs: 0 },
+    },
+  ];
+  for (const { name, make, calls } of cases) {
+    it(name, async () => {
+      const pair = await connect(make);
+      pairs.push(pair);
+      const { writes, writevs, received } = await sendTwoBuffers(pair);
+      assert.equal(received, "hello");
+      assert.deepEqual({ writes, writevs }, calls);
+    });
+  }
 });

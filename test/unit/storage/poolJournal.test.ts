@@ -32,6 +32,13 @@ async function openStoreChain(dir: string, writeThread = false) {
 
 const hashesOf = (records: readonly PoolRecord[]) => records.map((r) => r.tx.hash);
 
+/** A journal on its own LMDB environment at `dir` (no store around it), with its table. */
+function openRawJournal(dir: string) {
+  const root = open({ path: dir, compression: false });
+  const table = root.openDB<PoolRecord["tx"], number>({ name: DATABASES.journal });
+  return { root, table, journal: new LmdbPoolJournal(root, table) };
+}
+
 describe("LmdbPoolJournal (the store's pool journal)", () => {
   it("reads entries back in seq order, whatever order they were written in, after a reopen", () =>
     withDir(async (dir) => {
@@ -131,9 +138,7 @@ describe("LmdbPoolJournal (the store's pool journal)", () => {
 
   it("writes nothing of a journal write that fails part way, and the index agrees", () =>
     withDir(async (dir) => {
-      const root = open({ path: dir, compression: false });
-      const table = root.openDB<PoolRecord["tx"], number>({ name: DATABASES.journal });
-      const journal = new LmdbPoolJournal(root, table);
+      const { root, table, journal } = openRawJournal(dir);
       const nonces = new Map<string, number>();
       const [a, b] = [0, 1].map((i) => transfer(nonces, [i, i + 1, 1])) as PoolRecord["tx"][];
       const put = table.put.bind(table);
@@ -161,8 +166,7 @@ describe("LmdbPoolJournal (the store's pool journal)", () => {
 
   it("keeps an entry indexed when the transaction that removed it fails (index and table agree)", () =>
     withDir(async (dir) => {
-      const root = open({ path: dir, compression: false });
-      const journal = new LmdbPoolJournal(root, root.openDB({ name: DATABASES.journal }));
+      const { root, journal } = openRawJournal(dir);
       const tx = transfer(new Map(), [0, 1, 1]);
       await journal.savePending([{ seq: 0, tx }]);
       assert.throws(() =>
@@ -180,9 +184,7 @@ describe("LmdbPoolJournal (the store's pool journal)", () => {
 
   it("while the writer thread removes an entry, a journal write puts it back until the removal has committed", () =>
     withDir(async (dir) => {
-      const root = open({ path: dir, compression: false });
-      const table = root.openDB<PoolRecord["tx"], number>({ name: DATABASES.journal });
-      const journal = new LmdbPoolJournal(root, table);
+      const { root, table, journal } = openRawJournal(dir);
       const nonces = new Map<string, number>();
       const [a, b, c, d] = [0, 1, 2, 3].map((i) => transfer(nonces, [i, i + 1, 1])) as PoolRecord["tx"][];
       let committed = false;
