@@ -24,16 +24,19 @@ if (bulk === null || interactive === undefined || stop === undefined)
   throw new Error("signatureWorker runs as a worker thread");
 
 /**
- * The pool is closing (SignatureWorkers.close sets the flag, then wakes us): it has checked our
- * unanswered jobs itself. Looked at before every check, so that the thread exits from here, between
- * two checks, and is never terminated inside the native secp256k1 addon (which aborts the process).
+ * Exits if the pool is closing (SignatureWorkers.close sets the flag, then wakes us with an empty
+ * message): it has checked our unanswered jobs itself. Called before every check, so that the
+ * thread exits from here, between two checks, and is never terminated inside the native secp256k1
+ * addon (which aborts the process).
  */
-const stopping = () => Atomics.load(stop, 0) === 1;
+const exitIfStopping = (): void => {
+  if (Atomics.load(stop, 0) === 1) process.exit(0);
+};
 
 const answer = (port: MessagePort, { id, jobs }: JobsMessage) => {
   const results = [];
   for (const job of jobs) {
-    if (stopping()) process.exit(0);
+    exitIfStopping();
     results.push(checkSignedHash(job));
   }
   port.postMessage({ id, results });
@@ -47,11 +50,11 @@ function answerInteractive(port: MessagePort): void {
 
 interactive.on("message", (message: JobsMessage) => answer(interactive, message));
 bulk.on("message", ({ id, jobs }: JobsMessage) => {
-  if (stopping()) process.exit(0);
+  exitIfStopping(); // the wake message has no jobs
   const results = [];
   for (let i = 0; i < jobs.length; i++) {
     if (i % POLL_EVERY === 0) answerInteractive(interactive);
-    if (stopping()) process.exit(0);
+    exitIfStopping();
     results.push(checkSignedHash(jobs[i] as SignedHashJob));
   }
   bulk.postMessage({ id, results });

@@ -56,8 +56,9 @@ export class PruningWrites {
   }
 
   /**
-   * Resolves once no pruning write is under way or due: a due one is made now, unless paused
-   * (before the next block's write, which would wait on LMDB's lock for one under way; close; tests).
+   * Resolves once no pruning write is under way or due: a due one is begun now (unless the writer
+   * is paused; it then waits for the next block's `owe`), and one under way is awaited. Called
+   * before a block's write (which would otherwise block on LMDB's lock), by close, and by tests.
    */
   async settled(): Promise<void> {
     for (;;) {
