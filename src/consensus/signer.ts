@@ -8,6 +8,7 @@ import {
   renameSync,
   writeSync,
 } from "node:fs";
+import { dirname } from "node:path";
 import { failpoint } from "../faults/index.ts";
 import { canonicalJson, privateKeyToAddress } from "../crypto/index.ts";
 import { type ProposalBody, type SignedProposal, signBody, type VoteBody } from "./messages.ts";
@@ -92,7 +93,7 @@ export class ConsensusSigner implements VoteSigner {
   }
 
   /**
-   * Keeps `proposal` durably (write, fsync, rename) before this validator signs it or votes for
+   * Keeps `proposal` durably (write, fsync, rename, fsync the directory) before this validator signs it or votes for
    * its block, so that a restart mid-height still holds the blocks its signatures are about:
    * without them, a validator that precommitted a block and crashed before committing it could
    * only go on to another block at that height — with more than 2/3 of the stake (a one-validator
@@ -115,6 +116,9 @@ export class ConsensusSigner implements VoteSigner {
       closeSync(fd);
     }
     renameSync(temporary, this.proposalPath);
+    // The rename is durable only once the directory is: without this, a power loss could bring
+    // back the previous file while the signing log (fsynced next) says this block was voted for.
+    syncDirectory(dirname(this.proposalPath));
     this.saved = kept;
   }
 
@@ -175,6 +179,15 @@ function tailRecords(fd: number): SignedRecord[] {
     }
   }
   return records;
+}
+
+function syncDirectory(path: string): void {
+  const fd = openSync(path, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function loadProposals(path: string): SignedProposal[] {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import fs, { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -8,6 +9,7 @@ import {
   DoubleSignError,
   readSigningLog,
   recoverBodySigner,
+  type SignedProposal,
   type VoteBody,
 } from "../../../src/consensus/index.ts";
 import { hexToBytes } from "../../../src/crypto/index.ts";
@@ -45,6 +47,36 @@ describe("ConsensusSigner", () => {
     signer.sign({ ...prevote(2, 0, HASH), type: "precommit" });
     signer.sign(prevote(2, 1, ""));
     signer.close();
+  });
+
+  it("keeps a proposal durably: the file is synced, renamed into place, then its directory synced", (t) => {
+    // Without the directory's fsync the rename may not survive a power loss, and a restarted
+    // validator whose log says it voted for a block would not hold that block.
+    const signer = ConsensusSigner.open(join(dir, "p.jsonl"), KEY);
+    const steps: string[] = [];
+    const fsyncSync = fs.fsyncSync;
+    const renameSync = fs.renameSync;
+    t.mock.method(fs, "fsyncSync", (fd: number) => {
+      steps.push(fs.fstatSync(fd).isDirectory() ? "fsync directory" : "fsync file");
+      fsyncSync(fd);
+    });
+    t.mock.method(fs, "renameSync", (from: string, to: string) => {
+      steps.push("rename");
+      renameSync(from, to);
+    });
+    syncBuiltinESMExports();
+    try {
+      const proposal = { proposal: { height: 3, round: 0, block_hash: HASH } } as unknown as SignedProposal;
+      signer.saveProposal(proposal);
+      assert.deepEqual(steps, ["fsync file", "rename", "fsync directory"]);
+    } finally {
+      t.mock.restoreAll();
+      syncBuiltinESMExports();
+      signer.close();
+    }
+    const reopened = ConsensusSigner.open(join(dir, "p.jsonl"), KEY);
+    assert.equal(reopened.savedProposals(3).length, 1, "read back after a reopen");
+    reopened.close();
   });
 
   it("remembers across a reopen (a restart after kill -9), ignoring a torn last line", () => {
