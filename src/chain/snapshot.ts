@@ -280,28 +280,22 @@ export interface SnapshotBlockReader {
 /**
  * The committed transactions a snapshot of `head` carries: the head block's own, then the
  * unordered ones of the blocks within `lookbackMs` of its time (newest first), walking back until
- * a block is older or missing (a node restored from a snapshot has no blocks below it).
+ * a block is older or missing (a node restored from a snapshot has no blocks below it). Yields
+ * them block by block: the walk reads every transaction of up to two hours of blocks (hundreds of
+ * thousands at load), so a running node's caller yields to the event loop between blocks.
  */
-export function snapshotTxs(
+export function* snapshotTxs(
   reader: SnapshotBlockReader,
   head: StoredBlock,
   lookbackMs: number,
-): ConfirmedTx[] {
-  const out: ConfirmedTx[] = [];
-  const take = (hash: string): void => {
-    const confirmed = reader.getConfirmedTx(hash);
-    if (confirmed !== undefined) out.push(confirmed);
-  };
-  for (const hash of head.tx_hashes) take(hash);
+): Generator<ConfirmedTx[]> {
+  const confirmed = (hash: string) => reader.getConfirmedTx(hash);
+  yield head.tx_hashes.map(confirmed).filter((tx): tx is ConfirmedTx => tx !== undefined);
   for (let n = head.header.number - 1; n >= 1; n--) {
     const block = reader.getBlock(n);
-    if (block === undefined || block.header.timestamp < head.header.timestamp - lookbackMs) break;
-    for (const hash of block.tx_hashes) {
-      const confirmed = reader.getConfirmedTx(hash);
-      if (confirmed !== undefined && confirmed.tx.nonce === -1) out.push(confirmed);
-    }
+    if (block === undefined || block.header.timestamp < head.header.timestamp - lookbackMs) return;
+    yield block.tx_hashes.map(confirmed).filter((tx): tx is ConfirmedTx => tx?.tx.nonce === -1);
   }
-  return out;
 }
 
 /**
