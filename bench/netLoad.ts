@@ -384,8 +384,15 @@ async function sendBatch(dialect: Dialect, url: string, txs: unknown[], id: numb
   try {
     return dialect.sent(await post(url, dialect.sendBody(txs, id)), txs.length);
   } catch (error) {
-    return { hashes: [], rejected: { [`transport: ${(error as Error).message.slice(0, 80)}`]: txs.length } };
+    return { hashes: [], rejected: { [`transport: ${transportError(error)}`]: txs.length } };
   }
+}
+
+/** A failed request's message and, for fetch's "fetch failed", its cause (reset, closed, refused). */
+function transportError(error: unknown): string {
+  const { message, cause } = error as Error & { cause?: { code?: string; message?: string } };
+  const why = cause === undefined ? "" : ` (${[cause.code, cause.message].filter(Boolean).join(" ")})`;
+  return `${message}${why}`.slice(0, 120);
 }
 
 /** Adds `more` rejections by reason to `into`. */
