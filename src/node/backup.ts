@@ -14,6 +14,7 @@ import {
 import { join } from "node:path";
 import { ReadOnlyStore } from "../storage/index.ts";
 import { homePaths, loadGenesis } from "./home.ts";
+import { LOCK_FILE } from "./homeLock.ts";
 
 /**
  * `chain-node backup`: a home that `chain-node start` (or `dev`) runs as it is, copied from a
@@ -45,8 +46,12 @@ export interface BackupOptions {
   compact: boolean;
 }
 
-/** LMDB's own files in data/; every other file there (signing log, evidence) is copied as a file. */
-const LMDB_FILES = new Set(["data.mdb", "lock.mdb"]);
+/**
+ * Files of data/ not copied as files: LMDB's own (copied through LMDB) and the home's lock (it
+ * names the running node; in a copy it would make the copy look in use). Every other file there
+ * (signing log, evidence) is copied as a file.
+ */
+const NOT_COPIED_AS_FILES = new Set(["data.mdb", "lock.mdb", LOCK_FILE]);
 
 /**
  * Copies `home` into `out`: data/ through LMDB's copy (one read transaction, consistent while the
@@ -74,7 +79,7 @@ export async function backupHome(options: BackupOptions): Promise<BackupManifest
       await source.close();
     }
     for (const name of readdirSync(paths.data)) {
-      if (!LMDB_FILES.has(name)) copyFileSync(join(paths.data, name), join(copyPaths.data, name));
+      if (!NOT_COPIED_AS_FILES.has(name)) copyFileSync(join(paths.data, name), join(copyPaths.data, name));
     }
     copyFileSync(paths.genesis, copyPaths.genesis);
     if (existsSync(paths.config)) copyFileSync(paths.config, copyPaths.config);

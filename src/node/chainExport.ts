@@ -24,6 +24,7 @@ import {
   serveBlocks,
 } from "../sync/index.ts";
 import { homePaths, loadGenesis } from "./home.ts";
+import { HomeLock } from "./homeLock.ts";
 import { defaultNodeOptions } from "./options.ts";
 import { SignatureWorkers } from "./signatureWorkers.ts";
 
@@ -181,6 +182,7 @@ export async function importChain(options: ImportOptions): Promise<ImportSummary
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   const iterator = lines[Symbol.asyncIterator]();
   let store: LmdbStore | undefined;
+  let lock: HomeLock | undefined;
   let verifier: SignatureWorkers | undefined;
   try {
     const first = await iterator.next();
@@ -204,6 +206,7 @@ export async function importChain(options: ImportOptions): Promise<ImportSummary
     }
     armFailpoint(options.faults?.failpoint);
     mkdirSync(paths.data, { recursive: true });
+    lock = HomeLock.acquire(paths.data);
     store = new LmdbStore(paths.data, options.retention);
     const opened = store;
     const chain = new Chain(opened, genesis);
@@ -233,6 +236,7 @@ export async function importChain(options: ImportOptions): Promise<ImportSummary
     input.destroy();
     await verifier?.close();
     await store?.close();
+    lock?.release();
   }
 }
 

@@ -31,6 +31,7 @@ import { attachLiveUpdates, type LiveUpdates } from "./liveUpdates.ts";
 import type { Logger } from "./logger.ts";
 import { NodeMetrics } from "./metrics.ts";
 import { NetworkServices } from "./network.ts";
+import { HomeLock } from "./homeLock.ts";
 import { PeriodicSnapshots } from "./snapshots.ts";
 import { stateSyncIfEmpty } from "./stateSyncStart.ts";
 import { NODE_VERSION } from "./version.ts";
@@ -111,6 +112,7 @@ export class ChainNode {
   private readonly blocks: BlockMaking;
   private readonly verifier: SignatureWorkers | undefined;
   private readonly snapshots: PeriodicSnapshots;
+  private readonly lock: HomeLock;
   private readonly log: Logger;
   /** The libp2p listen addresses (network mode), for operators and tests. */
   readonly p2pAddrs: string[];
@@ -124,9 +126,11 @@ export class ChainNode {
     blocks: BlockMaking;
     verifier: SignatureWorkers | undefined;
     snapshots: PeriodicSnapshots;
+    lock: HomeLock;
     log: Logger;
     p2pAddrs: string[];
   }) {
+    this.lock = parts.lock;
     this.verifier = parts.verifier;
     this.snapshots = parts.snapshots;
     this.genesis = parts.genesis;
@@ -149,12 +153,20 @@ export class ChainNode {
     armFailpoint(options.faults.failpoint);
     const paths = homePaths(options.home);
     mkdirSync(paths.data, { recursive: true });
+    // Before the store opens: another node on this home would write it (and sign) as its own.
+    const lock = HomeLock.acquire(paths.data);
     const { writeThread, ...retention } = options.storage;
-    const store = new LmdbStore(paths.data, retention, {
-      writeThread,
-      onPruneError: (error) =>
-        log.warn({ err: error }, "pruning write failed; tried again after the next block"),
-    });
+    let store: LmdbStore;
+    try {
+      store = new LmdbStore(paths.data, retention, {
+        writeThread,
+        onPruneError: (error) =>
+          log.warn({ err: error }, "pruning write failed; tried again after the next block"),
+      });
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
     let started: BlockMaking | undefined;
     let live: LiveUpdates | undefined;
     let verifier: SignatureWorkers | undefined;
@@ -320,6 +332,7 @@ export class ChainNode {
         blocks,
         verifier,
         snapshots: periodic,
+        lock,
         log,
         p2pAddrs,
       });
@@ -329,6 +342,7 @@ export class ChainNode {
       await snapshots?.stop();
       await verifier?.close();
       await store.close();
+      lock.release();
       throw error;
     }
   }
@@ -342,6 +356,7 @@ export class ChainNode {
     await this.snapshots.stop();
     await this.verifier?.close();
     await this.store.close();
+    this.lock.release();
     this.log.info("node stopped");
   }
 }

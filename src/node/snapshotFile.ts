@@ -26,6 +26,7 @@ import {
 import { failpoint } from "../faults/index.ts";
 import { LmdbStore, type StoreSnapshotView } from "../storage/index.ts";
 import { homePaths, loadGenesis } from "./home.ts";
+import { HomeLock } from "./homeLock.ts";
 
 /**
  * The snapshot container file (docs/decisions/010-snapshots.md): one file per snapshot, so that a
@@ -225,6 +226,7 @@ export async function restoreSnapshotFile(home: string, file: string): Promise<R
     // Without the home's genesis.json, the file's genesis chunks give it (and must be its chain).
     const assembler = new SnapshotAssembler(manifest, known);
     mkdirSync(paths.data, { recursive: true });
+    const lock = HomeLock.acquire(paths.data);
     const store = new LmdbStore(paths.data);
     let wroteStore = false;
     try {
@@ -250,6 +252,7 @@ export async function restoreSnapshotFile(home: string, file: string): Promise<R
       }
     } finally {
       await store.close();
+      lock.release();
     }
     failpoint("snapshot.restoreBeforeGenesis");
     if (!hasGenesis) {

@@ -328,6 +328,8 @@ describe("backups: export, import, backup (real processes)", { concurrency: 2 },
     assert.equal(manifest.chain_id, 100);
     assert.equal(manifest.head, corpus.head);
     assert.equal(existsSync(path("backup/keys")), false, "keys are not copied without --with-keys");
+    assert.ok(existsSync(path("original/data/LOCK")), "the running node holds its home's lock");
+    assert.equal(existsSync(path("backup/data/LOCK")), false, "which is not copied: the copy is not in use");
     const [refused, node] = await Promise.all([
       cli(["backup", "--home", path("original"), "--out", path("backup")]),
       startDev(path("backup")),

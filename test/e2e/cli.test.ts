@@ -130,6 +130,29 @@ describe("chain-node CLI", () => {
       assert.equal(await rpc(started.url, "net_peerCount"), 0);
       const block = await rpc<{ validators: string[] }>(started.url, "chain_getBlockByNumber", { number: 2 });
       assert.deepEqual(block.validators, [address], "its own precommit is the whole certificate");
+
+      // A second node on the same home (say, started by hand beside the service) would write its
+      // store and sign with its key as well: it refuses to start, and the first goes on.
+      assert.throws(
+        () =>
+          execFileSync(
+            process.execPath,
+            ["bin/chain-node.js", "start", "--home", home, "--log-level", "warn"],
+            {
+              cwd: ROOT,
+              stdio: "pipe",
+              timeout: 30_000,
+            },
+          ),
+        new RegExp(`in use by another chain-node process \\(pid ${started.child.pid}\\)`),
+      );
+      const head = await rpc<number>(started.url, "chain_getRecentBlockNumber");
+      await waitFor(
+        "the next block",
+        async () =>
+          (await rpc<number>(started.url, "chain_getRecentBlockNumber")) > head ? true : undefined,
+        20_000,
+      );
     });
   });
 });
