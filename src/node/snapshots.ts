@@ -9,7 +9,7 @@ import {
   type StoredBlock,
 } from "../chain/index.ts";
 import { armFailpoint, type TestFaults } from "../faults/index.ts";
-import { LmdbStore } from "../storage/index.ts";
+import { type LmdbStore, ReadOnlyStore, type StoreSnapshotView } from "../storage/index.ts";
 import { homePaths, loadGenesis } from "./home.ts";
 import type { Logger } from "./logger.ts";
 import type { SnapshotSettings } from "./options.ts";
@@ -258,8 +258,10 @@ export async function createSnapshot(params: {
   const data = homePaths(home).data;
   if (!existsSync(join(data, "data.mdb"))) throw new Error(`${home} holds no chain data (${data} is empty)`);
   const stored = new SnapshotStore(home);
-  const store = new LmdbStore(data);
-  let view: ReturnType<LmdbStore["snapshotView"]> | undefined;
+  // Read-only: the home may be a running node's, and opening it writable could write to it (a
+  // schema upgrade by a newer binary under an older node, a history rebuild beside the node's).
+  const store = new ReadOnlyStore(data);
+  let view: StoreSnapshotView | undefined;
   try {
     view = store.snapshotView();
     const head = view.head;

@@ -31,8 +31,11 @@ export interface StoreSnapshotView {
   done(): void;
 }
 
+/** The tables a snapshot view reads: the store's, or a read-only environment's (ReadOnlyStore). */
+export type SnapshotViewTables = Pick<BlockTables, "meta" | "blocks" | "txs" | "state" | "validatorSets">;
+
 /** A StoreSnapshotView on one read transaction of `root`, opened now. */
-export function openSnapshotView(root: RootDatabase, tables: BlockTables): StoreSnapshotView {
+export function openSnapshotView(root: RootDatabase, tables: SnapshotViewTables): StoreSnapshotView {
   const transaction = root.useReadTransaction();
   const at = { transaction };
   let open = true;

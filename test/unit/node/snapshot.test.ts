@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { describe, it } from "node:test";
+import { open } from "lmdb";
 import {
   balanceOf,
   Chain,
@@ -18,6 +19,10 @@ import {
 } from "../../../src/chain/index.ts";
 import { bytesToHex, canonicalJson, type DerivedAccount, keccak256 } from "../../../src/crypto/index.ts";
 import { openSnapshotFile, writeSnapshotFile } from "../../../src/node/snapshotFile.ts";
+import { NO_TEST_FAULTS } from "../../../src/faults/index.ts";
+import { createSnapshot } from "../../../src/node/index.ts";
+import { saveGenesis } from "../../../src/node/home.ts";
+import { ENVIRONMENT_OPTIONS, SCHEMA_VERSION } from "../../../src/storage/schema.ts";
 import { LmdbStore, type StoreSnapshotView } from "../../../src/storage/index.ts";
 import { DEV_ACCOUNTS, DEV_GENESIS, devTransfer, produceSigned } from "../../helpers/signedDevChain.ts";
 import { withTempDir } from "../../helpers/tempDir.ts";
@@ -321,6 +326,37 @@ describe("snapshot format (src/chain/snapshot.ts, src/node/snapshotFile.ts)", ()
         view.done();
         await store.close();
       }
+    });
+  });
+
+  it("snapshot create opens a home read-only: one of an older schema is refused, not upgraded beside its node", async () => {
+    // Opened writable, a newer binary's `snapshot create` upgraded the schema of a home whose
+    // (older) node was running on it.
+    await withTempDir("snapshot-unit", async (home) => {
+      saveGenesis(home, GENESIS);
+      const store = new LmdbStore(join(home, "data"));
+      const chain = new Chain(store, GENESIS);
+      await chain.open();
+      const [a, b] = ACCOUNTS.slice(1, 3) as [DerivedAccount, DerivedAccount];
+      await produce(chain, [transfer(a, b, 1, 0)]);
+      await store.close();
+      const schemaVersion = async (set?: number): Promise<number> => {
+        const env = open({ path: join(home, "data"), ...ENVIRONMENT_OPTIONS });
+        const meta = env.openDB<number, string>({ name: "meta" });
+        if (set !== undefined) await meta.put("schema_version", set);
+        const version = meta.get("schema_version") as number;
+        await env.close();
+        return version;
+      };
+      const out = join(home, "out.snapshot");
+      const made = await createSnapshot({ home, out, faults: NO_TEST_FAULTS });
+      assert.equal(made.manifest.height, 1, "a current home is snapshotted");
+      await schemaVersion(SCHEMA_VERSION - 1);
+      await assert.rejects(
+        createSnapshot({ home, out: join(home, "old.snapshot"), faults: NO_TEST_FAULTS }),
+        new RegExp(`schema version ${SCHEMA_VERSION - 1}; this node reads ${SCHEMA_VERSION}`),
+      );
+      assert.equal(await schemaVersion(), SCHEMA_VERSION - 1, "left as it was");
     });
   });
 });
