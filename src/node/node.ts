@@ -194,14 +194,14 @@ export class ChainNode {
       // What a kill inside a pruning write undid, or a stop left owed, is pruned without waiting for a block.
       store.resumePruning();
       // Before any block commits: it takes the periodic snapshots (and drops unfinished ones).
-      const periodic = new PeriodicSnapshots(
+      const periodic = new PeriodicSnapshots({
         store,
-        genesis,
-        options.home,
-        options.snapshot,
-        log.child({ module: "snapshot" }),
-        options.faults.snapshotChunkBytes,
-      );
+        home: options.home,
+        settings: options.snapshot,
+        log: log.child({ module: "snapshot" }),
+        failpoint: options.faults.failpoint,
+        chunkTargetBytes: options.faults.snapshotChunkBytes,
+      });
       snapshots = periodic;
       chain.committed.add((block) => periodic.committed(block));
 

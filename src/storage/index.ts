@@ -7,7 +7,7 @@
  * Does not own what a block means (chain) or which transactions are pending (txpool).
  */
 export { LmdbStore } from "./lmdbStore.ts";
-export type { StoreSnapshotView } from "./snapshotTables.ts";
+export { openSnapshotSource, type StoreSnapshotView } from "./snapshotTables.ts";
 export { LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
 export { defaultRetention, MIN_RETAIN, type RetentionOptions } from "./pruning.ts";
 export { ReadOnlyStore, type StoreSnapshot } from "./readOnlyStore.ts";

@@ -78,6 +78,8 @@ export class LmdbStore implements ChainStore {
   private togetherRemovals: string[] = [];
   private readonly stakes: Database<number, string>;
   private readonly validatorSets: Database<Validator[], number>;
+  /** What the next block write waits for (holdWritesUntil); undefined when nothing is held. */
+  private writesHeld: Promise<void> | undefined;
   /** True while commitTogether's write transaction is open. */
   private together = false;
   /**
@@ -286,6 +288,8 @@ export class LmdbStore implements ChainStore {
    *   it (`at`), and nothing shows a transaction in block N while the head is still N-1.
    */
   async commitBlock(write: BlockWrite): Promise<void> {
+    // Only while a hold is on: otherwise the write begins in this very turn, as it always has.
+    if (!this.together && this.writesHeld !== undefined) await this.writesHeld;
     const pruneError = this.pruning.takeError();
     if (pruneError !== undefined) throw pruneError;
     if (this.writer !== undefined && !this.together) {
@@ -398,6 +402,7 @@ export class LmdbStore implements ChainStore {
     let done = 0;
     let goOn = true;
     while (goOn && done < items.length) {
+      if (this.writesHeld !== undefined) await this.writesHeld;
       let failure: { error: unknown } | undefined;
       // Held before the transaction begins: the first step's journal writes must wait too.
       const release = this.journal.hold();
@@ -448,6 +453,19 @@ export class LmdbStore implements ChainStore {
    */
   snapshotView(): StoreSnapshotView {
     return openSnapshotView(this.root, this.tables);
+  }
+
+  /**
+   * The next block write (commitBlock, commitTogether) begins only once `until` settles: a
+   * snapshot taken on another thread opens its read transaction meanwhile, so that it reads
+   * exactly the block just committed (node/snapshots.ts). `until` must settle soon, and never
+   * reject.
+   */
+  holdWritesUntil(until: Promise<void>): void {
+    const held: Promise<void> = Promise.all([this.writesHeld, until]).then(() => {
+      if (this.writesHeld === held) this.writesHeld = undefined;
+    });
+    this.writesHeld = held;
   }
 
   /** Writes a checked snapshot into a store without chain data (see writeSnapshot). */

@@ -1,4 +1,4 @@
-import type { RootDatabase } from "lmdb";
+import { open, type RootDatabase } from "lmdb";
 import type {
   ConfirmedTx,
   JsonValue,
@@ -9,7 +9,7 @@ import type {
 import { failpoint } from "../faults/index.ts";
 import type { BlockTables } from "./blockWritePlan.ts";
 import { BLOCKS_FROM, DELETIONS_FROM, STATES_FROM } from "./pruning.ts";
-import { SCHEMA_VERSION } from "./schema.ts";
+import { ENVIRONMENT_OPTIONS, openTable, SCHEMA_VERSION } from "./schema.ts";
 import { directWrites } from "./writeBatch.ts";
 
 /** A snapshot's reads and writes of the store's tables (LmdbStore.snapshotView / restoreSnapshot). */
@@ -29,6 +29,26 @@ export interface StoreSnapshotView {
   /** Every stored validator set change, by height. */
   validatorSetChanges(): Iterable<ValidatorSetChange>;
   done(): void;
+}
+
+/**
+ * The node's environment opened on another thread (a snapshot's own, node/snapshotThread.ts) with
+ * the store's options and encodings, as the block writer thread opens it: lmdb-js shares one LMDB
+ * environment per path and process, so it must be opened the same way. It only reads.
+ */
+export function openSnapshotSource(path: string): {
+  snapshotView(): StoreSnapshotView;
+  close(): Promise<void>;
+} {
+  const root = open({ path, ...ENVIRONMENT_OPTIONS });
+  const tables: SnapshotViewTables = {
+    meta: openTable(root, "meta"),
+    blocks: openTable(root, "blocks"),
+    txs: openTable(root, "txs"),
+    state: openTable(root, "state"),
+    validatorSets: openTable(root, "validatorSets"),
+  };
+  return { snapshotView: () => openSnapshotView(root, tables), close: () => root.close() };
 }
 
 /** The tables a snapshot view reads: the store's, or a read-only environment's (ReadOnlyStore). */

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { describe, it } from "node:test";
 import { open } from "lmdb";
+import { pino } from "pino";
 import {
   balanceOf,
   Chain,
@@ -21,6 +22,7 @@ import { bytesToHex, canonicalJson, type DerivedAccount, keccak256 } from "../..
 import { openSnapshotFile, writeSnapshotFile } from "../../../src/node/snapshotFile.ts";
 import { NO_TEST_FAULTS } from "../../../src/faults/index.ts";
 import { createSnapshot } from "../../../src/node/index.ts";
+import { PeriodicSnapshots, SnapshotStore } from "../../../src/node/snapshots.ts";
 import { saveGenesis } from "../../../src/node/home.ts";
 import { ENVIRONMENT_OPTIONS, SCHEMA_VERSION } from "../../../src/storage/schema.ts";
 import { LmdbStore, type StoreSnapshotView } from "../../../src/storage/index.ts";
@@ -357,6 +359,57 @@ describe("snapshot format (src/chain/snapshot.ts, src/node/snapshotFile.ts)", ()
         new RegExp(`schema version ${SCHEMA_VERSION - 1}; this node reads ${SCHEMA_VERSION}`),
       );
       assert.equal(await schemaVersion(), SCHEMA_VERSION - 1, "left as it was");
+    });
+  });
+
+  it("periodic snapshots are written on their own thread, each of exactly its block though the next commits at once", async () => {
+    await withTempDir("snapshot-unit", async (home) => {
+      saveGenesis(home, GENESIS);
+      const store = new LmdbStore(join(home, "data"));
+      const chain = new Chain(store, GENESIS);
+      await chain.open();
+      const periodic = new PeriodicSnapshots({
+        store,
+        home,
+        settings: { interval: 2, keep: 2 },
+        log: pino({ level: "silent" }),
+        failpoint: undefined,
+        chunkTargetBytes: undefined,
+      });
+      chain.committed.add((block) => periodic.committed(block));
+      try {
+        const [a, b] = ACCOUNTS.slice(1, 3) as [DerivedAccount, DerivedAccount];
+        const snapshots = new SnapshotStore(home);
+        const until = async (heights: number[]) => {
+          for (const deadline = Date.now() + 20_000; snapshots.list().join() !== heights.join(); ) {
+            assert.ok(
+              Date.now() < deadline,
+              `snapshots ${heights.join(", ")} within 20 s: ${snapshots.list().join(", ")}`,
+            );
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        };
+        // Back to back: the thread starts (loads its modules) while block 3 is made, so block 2's
+        // snapshot is of block 2 only because block 3's write waits for its read transaction to
+        // open (LmdbStore.holdWritesUntil).
+        let nonce = 0;
+        for (; nonce < 3; nonce++) await produce(chain, [transfer(a, b, 1, nonce)]);
+        await until([2]);
+        for (; nonce < 5; nonce++) await produce(chain, [transfer(a, b, 1, nonce)]);
+        await until([2, 4]);
+        for (const height of [2, 4]) {
+          const manifest = await snapshots.readManifest(height);
+          assert.equal(
+            manifest.block_hash,
+            store.getBlock(height)?.hash,
+            `snapshot ${height} is of block ${height}`,
+          );
+          assert.equal(manifest.leaf_count > 0, true);
+        }
+      } finally {
+        await periodic.stop();
+        await store.close();
+      }
     });
   });
 });
