@@ -24,7 +24,8 @@ export class HomeLock {
   /** Takes `<data>/LOCK`, or throws HomeInUseError naming the process that holds it. */
   static acquire(data: string): HomeLock {
     const path = join(data, LOCK_FILE);
-    const content = `${JSON.stringify(ownerOf(process.pid))}\n`;
+    const owner: Owner = { pid: process.pid, start: procStat(process.pid)?.start };
+    const content = `${JSON.stringify(owner)}\n`;
     // A second pass only after a stale lock was removed; a third means another process is
     // racing for it: refuse rather than loop.
     for (let attempt = 0; attempt < 2; attempt++) {
@@ -35,9 +36,9 @@ export class HomeLock {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
         const found = readLock(path);
         if (found === undefined) continue; // removed meanwhile: try again
-        const owner = parseOwner(found);
-        if (owner !== undefined && owner.pid !== process.pid && isRunning(owner)) {
-          throw new HomeInUseError(data, path, owner.pid);
+        const holder = parseOwner(found);
+        if (holder !== undefined && holder.pid !== process.pid && isRunning(holder)) {
+          throw new HomeInUseError(data, path, holder.pid);
         }
         // Stale (its process is gone, or it is ours from before a restart): remove it if it is
         // still the file read above, and try again.
@@ -78,10 +79,6 @@ interface Owner {
   start: string | undefined;
 }
 
-function ownerOf(pid: number): Owner {
-  return { pid, start: startTimeOf(pid) };
-}
-
 function readLock(path: string): string | undefined {
   try {
     return readFileSync(path, "utf8");
@@ -117,10 +114,6 @@ function isRunning(owner: Owner): boolean {
   // Unreadable: gone since kill(), or no /proc here (then the pid is all there is to go by).
   if (stat === undefined) return procStat(process.pid) === undefined;
   return stat.state !== "Z" && (owner.start === undefined || stat.start === owner.start);
-}
-
-function startTimeOf(pid: number): string | undefined {
-  return procStat(pid)?.start;
 }
 
 /**
