@@ -117,18 +117,19 @@ export class SnapshotThread {
 
   /**
    * Stops the thread: a snapshot under way is abandoned between two chunks (its partial file
-   * removed) and awaited, then the thread closes its environment and exits by itself (never
-   * terminated inside LMDB's native code unless it has not exited after EXIT_WAIT_MS).
+   * removed) and awaited, then the thread closes its environment and exits by itself. It is
+   * terminated (which may abort inside LMDB's native code) only if it has not exited EXIT_WAIT_MS
+   * after the stop began.
    */
   async close(): Promise<void> {
     if (this.exited) return;
     Atomics.store(this.stop, 0, 1);
     const exit = new Promise<void>((resolve) => this.worker.once("exit", () => resolve()));
+    // Also while it starts or abandons a snapshot: a node's stop must not wait on it for good.
+    const timer = setTimeout(() => void this.worker.terminate(), EXIT_WAIT_MS);
     await this.ready;
     await Promise.all(this.running);
-    if (this.exited) return;
-    this.worker.postMessage({ close: true });
-    const timer = setTimeout(() => void this.worker.terminate(), EXIT_WAIT_MS);
+    if (!this.exited) this.worker.postMessage({ close: true });
     await exit;
     clearTimeout(timer);
   }
