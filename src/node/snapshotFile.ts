@@ -43,9 +43,10 @@ const END_MAGIC = Buffer.from("CHNSNEND", "latin1");
 const TRAILER_BYTES = 4 + END_MAGIC.length;
 /**
  * The longest a snapshot write runs before it yields to the event loop while it walks the blocks
- * for unordered transactions (chunks yield after each): a running node keeps serving RPC and
- * consensus meanwhile. The walk reads every transaction of up to two hours of blocks: 160,000
- * of them (the join bench's chain) took one turn of ~0.7 s, and at full load two hours hold millions.
+ * for unordered transactions (chunks yield after each), and looks whether it was told to stop.
+ * The walk reads every transaction of up to two hours of blocks: 160,000 of them (the join bench's
+ * chain) took one turn of ~0.7 s, when the node still wrote its snapshots on its event loop; at
+ * full load two hours hold millions.
  */
 const TURN_MS = 10;
 

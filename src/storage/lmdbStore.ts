@@ -447,9 +447,9 @@ export class LmdbStore implements ChainStore {
   }
 
   /**
-   * A consistent read view (one LMDB read transaction) for taking a snapshot. Opened right after
-   * a commit, it sees that block; a process other than the node may open it too (LMDB allows
-   * readers beside the writing process).
+   * A consistent read view (one LMDB read transaction) for taking a snapshot of the head, in this
+   * thread (tests, tools). The node's periodic snapshots open theirs on a thread of their own
+   * (openSnapshotSource), and `snapshot create` through ReadOnlyStore.
    */
   snapshotView(): StoreSnapshotView {
     return openSnapshotView(this.root, this.tables);
