@@ -2,6 +2,7 @@ import { existsSync, rmSync } from "node:fs";
 import type { Genesis } from "../chain/index.ts";
 import { type DerivedAccount, deriveAccounts } from "../crypto/index.ts";
 import { homePaths, loadGenesis, saveGenesis, saveKey } from "./home.ts";
+import { HomeLock } from "./homeLock.ts";
 
 /** The public test mnemonic anvil and hardhat use: its keys are known to everyone. */
 const DEV_MNEMONIC = "test test test test test test test test test test test junk";
@@ -44,9 +45,13 @@ export function prepareDevHome(
   home: string,
   reset: boolean,
 ): { genesis: Genesis; accounts: DerivedAccount[] } {
-  if (reset) rmSync(home, { recursive: true, force: true });
-  const accounts = devAccounts();
   const paths = homePaths(home);
+  if (reset) {
+    // Not from under a node that runs on it: refused (HomeInUseError) like a second start.
+    if (existsSync(paths.data)) HomeLock.acquire(paths.data).release();
+    rmSync(home, { recursive: true, force: true });
+  }
+  const accounts = devAccounts();
   if (!existsSync(paths.genesis)) saveGenesis(home, devGenesis(accounts, Date.now()));
   if (!existsSync(paths.validatorKey))
     saveKey(paths.validatorKey, (accounts[0] as DerivedAccount).privateKey);

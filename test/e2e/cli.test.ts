@@ -61,6 +61,18 @@ describe("chain-node CLI", () => {
       }
       assert.equal(await rpc<number>(node.url, "net_chainId"), 100);
       assert.equal(await rpc<boolean>(node.url, "chain_isValidator", { address: accounts[0]?.[2] }), true);
+      // --reset deletes the home: not from under the node that runs on it.
+      assert.throws(
+        () =>
+          execFileSync(process.execPath, ["bin/chain-node.js", "dev", "--home", home, "--reset"], {
+            cwd: ROOT,
+            stdio: "pipe",
+            timeout: 30_000,
+          }),
+        new RegExp(`in use by another chain-node process \\(pid ${node.child.pid}\\)`),
+      );
+      assert.equal(await rpc<number>(node.url, "net_chainId"), 100, "the running node goes on");
+      assert.ok(readFileSync(join(home, "genesis.json"), "utf8").length > 0, "its home is untouched");
       const code = await node.stop();
       // A failure says how the process ended (a signal means it died rather than stopped) and what it printed.
       assert.equal(
