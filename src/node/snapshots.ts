@@ -150,9 +150,9 @@ const OPEN_WAIT_MS = 5_000;
 
 /**
  * Takes a snapshot after each committed block whose height is a multiple of the interval, one at
- * a time, on a thread of its own (SnapshotThread), so that block making goes on at its pace: at a
- * million accounts a snapshot is seconds of encoding, hashing and writing, which on the event
- * loop cut block making about fourfold while it lasted (docs/performance.md). The thread opens
+ * a time, on a thread of its own (SnapshotThread), so that the event loop goes on: at a million
+ * accounts a snapshot is seconds of encoding, hashing and writing, and on the event loop it stood
+ * still for seconds at a time (docs/performance.md, second stop of 2026-11-27). The thread opens
  * its read transaction while the store holds the next block's write, so the snapshot is exactly
  * the committed block. The oldest snapshots beyond `keep` are deleted once a new one is complete.
  * A height reached while the previous snapshot is still being written is skipped. `stop`
