@@ -5,6 +5,8 @@ import type { FailpointSpec } from "../faults/index.ts";
 export interface SnapshotThreadData {
   home: string;
   data: string;
+  /** Block 0's hash, as the node's chain checked it against genesis.json when it opened. */
+  genesisHash: string | undefined;
   failpoint: FailpointSpec | undefined;
   chunkTargetBytes: number | undefined;
   /** Set to 1 by `close`: a snapshot under way stops between chunks. */

@@ -12,7 +12,7 @@ import type { SnapshotReply, SnapshotRequest, SnapshotThreadData } from "./snaps
 
 const port = parentPort;
 if (port === null) throw new Error("snapshotThreadWorker runs as a worker thread");
-const { home, data, failpoint, chunkTargetBytes, stop } = workerData as SnapshotThreadData;
+const { home, data, genesisHash, failpoint, chunkTargetBytes, stop } = workerData as SnapshotThreadData;
 // A test's failpoint is armed per thread: the one inside the snapshot's write fires here.
 armFailpoint(failpoint);
 const genesis = loadGenesis(home);
@@ -34,6 +34,7 @@ port.on("message", async (request: SnapshotRequest | { close: true }) => {
     const manifest = await writeSnapshotFile(view, genesis, path, {
       aborted: () => Atomics.load(stop, 0) === 1,
       ...(chunkTargetBytes === undefined ? {} : { chunkTargetBytes }),
+      ...(genesisHash === undefined ? {} : { genesisHash }),
     });
     reply({ id, written: { chunks: manifest.chunks.length, leaves: manifest.leaf_count } });
   } catch (error) {

@@ -191,6 +191,8 @@ export class PeriodicSnapshots {
         : new SnapshotThread({
             home,
             data: homePaths(home).data,
+            // Checked against genesis.json when the chain opened (this is made after that).
+            genesisHash: store.getBlock(0)?.hash,
             failpoint: params.failpoint,
             chunkTargetBytes: params.chunkTargetBytes,
           });

@@ -13,6 +13,7 @@ import {
   chunkItems,
   decodeManifest,
   encodeManifest,
+  manifestHash,
   nonceOf,
   SnapshotAssembler,
   SnapshotError,
@@ -408,6 +409,34 @@ describe("snapshot format (src/chain/snapshot.ts, src/node/snapshotFile.ts)", ()
         }
       } finally {
         await periodic.stop();
+        await store.close();
+      }
+    });
+  });
+
+  it("takes block 0's hash from the caller when given, instead of recomputing the genesis root", async () => {
+    await withTempDir("snapshot-unit", async (dir) => {
+      const store = new LmdbStore(join(dir, "source"));
+      const chain = new Chain(store, GENESIS);
+      await chain.open();
+      const [a, b] = ACCOUNTS.slice(1, 3) as [DerivedAccount, DerivedAccount];
+      await produce(chain, [transfer(a, b, 1, 0)]);
+      const view = store.snapshotView();
+      try {
+        // A wrong hash is what is compared with block 0: refused.
+        await assert.rejects(
+          writeSnapshotFile(view, GENESIS, join(dir, "wrong.snapshot"), {
+            genesisHash: `0x${"00".repeat(32)}`,
+          }),
+          /another chain than genesis.json/,
+        );
+        const given = await writeSnapshotFile(view, GENESIS, join(dir, "given.snapshot"), {
+          genesisHash: store.getBlock(0)?.hash as string,
+        });
+        const computed = await writeSnapshotFile(view, GENESIS, join(dir, "computed.snapshot"));
+        assert.equal(manifestHash(given), manifestHash(computed), "the same snapshot either way");
+      } finally {
+        view.done();
         await store.close();
       }
     });
