@@ -50,9 +50,11 @@ export class SnapshotThread {
   private readonly worker: Worker;
   private readonly stop: Int32Array;
   private readonly ready: Promise<void>;
-  private readonly pending = new Map<number, { opened: () => void; ended: (o: SnapshotOutcome) => void }>();
-  /** The `ended` of every job not yet ended. */
-  private readonly running = new Set<Promise<SnapshotOutcome>>();
+  /** Jobs not yet ended, by id: how to settle each, and its `ended` (what close awaits). */
+  private readonly pending = new Map<
+    number,
+    { opened: () => void; ended: (o: SnapshotOutcome) => void; job: SnapshotJob }
+  >();
   private nextId = 1;
   private exited = false;
 
@@ -108,9 +110,7 @@ export class SnapshotThread {
       ended({ id, error: "the snapshot thread is not running" });
       return job;
     }
-    this.pending.set(id, { opened, ended });
-    this.running.add(job.ended);
-    void job.ended.then(() => this.running.delete(job.ended));
+    this.pending.set(id, { opened, ended, job });
     void this.ready.then(() => {
       if (!this.exited) this.worker.postMessage({ id, height, path } satisfies SnapshotRequest);
     });
@@ -130,7 +130,7 @@ export class SnapshotThread {
     // Also while it starts or abandons a snapshot: a node's stop must not wait on it for good.
     const timer = setTimeout(() => void this.worker.terminate(), EXIT_WAIT_MS);
     await this.ready;
-    await Promise.all(this.running);
+    await Promise.all([...this.pending.values()].map(({ job }) => job.ended));
     if (!this.exited) this.worker.postMessage({ close: true });
     await exit;
     clearTimeout(timer);

@@ -1,24 +1,22 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type Database, open, type RootDatabase } from "lmdb";
-import type { ConfirmedTx, JsonValue, StoredBlock, Validator } from "../chain/index.ts";
+import type { ConfirmedTx, StoredBlock } from "../chain/index.ts";
 import { BLOCKS_FROM } from "./pruning.ts";
 import { openTable, SCHEMA_VERSION } from "./schema.ts";
-import { openSnapshotView, type StoreSnapshotView } from "./snapshotTables.ts";
+import { openSnapshotTables, openSnapshotView, type StoreSnapshotView } from "./snapshotTables.ts";
 
 /**
  * A data directory opened read-only, beside the node that may be running on it (LMDB lets other
  * processes read an environment while one writes): for `chain-node export`, `backup` and
- * `snapshot create`. Opening
- * writes nothing (LmdbStore's open may migrate), so it is safe on a live node's home.
+ * `snapshot create`. Opening writes nothing (LmdbStore's open may migrate), so it is safe on a
+ * live node's home.
  */
 export class ReadOnlyStore {
   private readonly root: RootDatabase;
   private readonly meta: Database<number, string>;
   private readonly blocks: Database<StoredBlock, number>;
   private readonly txs: Database<ConfirmedTx, string>;
-  private readonly state: Database<JsonValue, string>;
-  private readonly validatorSets: Database<Validator[], number>;
 
   constructor(path: string) {
     // LMDB would create an empty environment in a directory without one: a wrong --home must fail.
@@ -27,8 +25,6 @@ export class ReadOnlyStore {
     this.meta = openTable(this.root, "meta");
     this.blocks = openTable(this.root, "blocks");
     this.txs = openTable(this.root, "txs");
-    this.state = openTable(this.root, "state");
-    this.validatorSets = openTable(this.root, "validatorSets");
     const version = this.meta.get("schema_version");
     if (version !== SCHEMA_VERSION) {
       void this.root.close();
@@ -58,8 +54,7 @@ export class ReadOnlyStore {
 
   /** What a snapshot of the head reads, in one read transaction (as LmdbStore.snapshotView). */
   snapshotView(): StoreSnapshotView {
-    const { meta, blocks, txs, state, validatorSets } = this;
-    return openSnapshotView(this.root, { meta, blocks, txs, state, validatorSets });
+    return openSnapshotView(this.root, openSnapshotTables(this.root));
   }
 
   /**

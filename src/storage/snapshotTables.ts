@@ -41,14 +41,19 @@ export function openSnapshotSource(path: string): {
   close(): Promise<void>;
 } {
   const root = open({ path, ...ENVIRONMENT_OPTIONS });
-  const tables: SnapshotViewTables = {
+  const tables = openSnapshotTables(root);
+  return { snapshotView: () => openSnapshotView(root, tables), close: () => root.close() };
+}
+
+/** The tables a snapshot view reads, opened on `root` with the store's encodings. */
+export function openSnapshotTables(root: RootDatabase): SnapshotViewTables {
+  return {
     meta: openTable(root, "meta"),
     blocks: openTable(root, "blocks"),
     txs: openTable(root, "txs"),
     state: openTable(root, "state"),
     validatorSets: openTable(root, "validatorSets"),
   };
-  return { snapshotView: () => openSnapshotView(root, tables), close: () => root.close() };
 }
 
 /** The tables a snapshot view reads: the store's, or a read-only environment's (ReadOnlyStore). */
