@@ -35,14 +35,20 @@ const GENESIS = DEV_GENESIS;
 const transfer = devTransfer;
 const produce = produceSigned;
 
+/** The dev chain, opened (genesis committed) on a new store at `path`. */
+async function openDevChain(path: string): Promise<{ store: LmdbStore; chain: Chain }> {
+  const store = new LmdbStore(path);
+  const chain = new Chain(store, GENESIS);
+  await chain.open();
+  return { store, chain };
+}
+
 /** A dev chain of three blocks of transfers (one unordered) in `dir`, snapshotted to `file`. */
 async function chainWithSnapshot(
   dir: string,
   chunkTargetBytes?: number,
 ): Promise<{ file: string; manifest: SnapshotManifest; store: LmdbStore; chain: Chain }> {
-  const store = new LmdbStore(join(dir, "source"));
-  const chain = new Chain(store, GENESIS);
-  await chain.open();
+  const { store, chain } = await openDevChain(join(dir, "source"));
   const [a, b, c] = ACCOUNTS.slice(1, 4) as [DerivedAccount, DerivedAccount, DerivedAccount];
   const t = GENESIS.genesis_time;
   await produce(chain, [transfer(a, b, 10, 0, t), transfer(b, c, 3, 0, t)]);
@@ -292,9 +298,7 @@ describe("snapshot format (src/chain/snapshot.ts, src/node/snapshotFile.ts)", ()
     // (160,000) in one turn and stalled its RPC and consensus. Here each block read takes ~2 ms,
     // so a walk of 40 blocks that never yields would see no turn of the event loop pass.
     await withTempDir("snapshot-unit", async (dir) => {
-      const store = new LmdbStore(join(dir, "source"));
-      const chain = new Chain(store, GENESIS);
-      await chain.open();
+      const { store, chain } = await openDevChain(join(dir, "source"));
       const [a, b] = ACCOUNTS.slice(1, 3) as [DerivedAccount, DerivedAccount];
       for (let n = 0; n < 40; n++) await produce(chain, [transfer(a, b, 1, -1, GENESIS.genesis_time + n)]);
       let turns = 0;
@@ -337,9 +341,7 @@ describe("snapshot format (src/chain/snapshot.ts, src/node/snapshotFile.ts)", ()
     // (older) node was running on it.
     await withTempDir("snapshot-unit", async (home) => {
       saveGenesis(home, GENESIS);
-      const store = new LmdbStore(join(home, "data"));
-      const chain = new Chain(store, GENESIS);
-      await chain.open();
+      const { store, chain } = await openDevChain(join(home, "data"));
       const [a, b] = ACCOUNTS.slice(1, 3) as [DerivedAccount, DerivedAccount];
       await produce(chain, [transfer(a, b, 1, 0)]);
       await store.close();
@@ -366,9 +368,7 @@ describe("snapshot format (src/chain/snapshot.ts, src/node/snapshotFile.ts)", ()
   it("periodic snapshots are written on their own thread, each of exactly its block though the next commits at once", async () => {
     await withTempDir("snapshot-unit", async (home) => {
       saveGenesis(home, GENESIS);
-      const store = new LmdbStore(join(home, "data"));
-      const chain = new Chain(store, GENESIS);
-      await chain.open();
+      const { store, chain } = await openDevChain(join(home, "data"));
       const periodic = new PeriodicSnapshots({
         store,
         home,
@@ -416,9 +416,7 @@ describe("snapshot format (src/chain/snapshot.ts, src/node/snapshotFile.ts)", ()
 
   it("takes block 0's hash from the caller when given, instead of recomputing the genesis root", async () => {
     await withTempDir("snapshot-unit", async (dir) => {
-      const store = new LmdbStore(join(dir, "source"));
-      const chain = new Chain(store, GENESIS);
-      await chain.open();
+      const { store, chain } = await openDevChain(join(dir, "source"));
       const [a, b] = ACCOUNTS.slice(1, 3) as [DerivedAccount, DerivedAccount];
       await produce(chain, [transfer(a, b, 1, 0)]);
       const view = store.snapshotView();
