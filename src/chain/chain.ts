@@ -9,81 +9,18 @@ import {
 import { executeTx } from "./execute.ts";
 import { failpoint } from "../faults/index.ts";
 import { Listeners } from "./listeners.ts";
-import { type Genesis, genesisHeader, genesisLeaves, genesisValidators } from "./genesis.ts";
+import { type Genesis, genesisWrite } from "./genesis.ts";
 import { type StateChanges, StateOverlay, type StateReader } from "./state.ts";
-import { buildStateTrie, StateTrie, type TrieNodeReader, type TrieWrite } from "./stateTrie.ts";
+import { StateTrie } from "./stateTrie.ts";
+import type { ChainStore, StateChangeEvent } from "./chainStore.ts";
 import { TimeSlices } from "./timeSlices.ts";
 import type { BlockHeader, Commit, ConfirmedTx, StoredBlock, Tx, TxResult, Validator } from "./types.ts";
 import {
-  sameValidators,
-  selectValidators,
+  nextValidatorSet,
   stakeChangesOf,
   VALIDATOR_SET_DELAY,
   type ValidatorSetChange,
 } from "./validatorSet.ts";
-
-/** Everything one block commits, in one durable write (DESIGN.md §8). */
-export interface BlockWrite {
-  block: StoredBlock;
-  txs: ConfirmedTx[];
-  /**
-   * By transaction, what execution found a successful transfer credited (ExecutedBlock.credited):
-   * the history index's recipients, the same as historyAddresses computes from the transaction.
-   */
-  credited?: readonly (string | undefined)[];
-  /**
-   * Transactions (by hash) whose pool-journal entries are removed in the same transaction as the
-   * block: the block's own, so that a restart never re-admits a committed transaction and a crash
-   * before the write keeps them pending. Hashes the journal does not hold are skipped.
-   */
-  journalRemovals: readonly string[];
-  stateChanges: StateChanges;
-  /** The state trie's new nodes and root (docs/decisions/008-state-commitment.md). */
-  trie: TrieWrite;
-  /** Accounts whose stake changed, with the new stake (0: no longer staking). */
-  stakeChanges: ReadonlyMap<string, number>;
-  /** Present when the block changes the validator set of a later height. */
-  validatorSet?: ValidatorSetChange;
-  /**
-   * The parent rewritten with the certificate this block carries: a node first stores the
-   * precommits it saw, then adopts the proposer's, so every node ends up with the same one.
-   */
-  parent?: StoredBlock;
-}
-
-/** What the chain needs from storage. Reads see committed data only. */
-export interface ChainStore extends StateReader, TrieNodeReader {
-  headNumber(): number | undefined;
-  getBlock(number: number): StoredBlock | undefined;
-  getBlockNumber(hash: string): number | undefined;
-  getConfirmedTx(hash: string): ConfirmedTx | undefined;
-  /** Every account with a non-zero stake, as of the head. */
-  stakers(): Iterable<Validator>;
-  /** The validator set in force at `height` (the latest change at or below it). */
-  validatorSetAt(height: number): Validator[] | undefined;
-  /**
-   * Durable once the promise resolves; all or nothing on a crash. No other event-loop turn may
-   * see the write before the promise resolves, so the chain's head moves in the same tick.
-   */
-  commitBlock(write: BlockWrite): Promise<void>;
-  /**
-   * Runs `step` on each of `items` in order until one returns false, and returns how many
-   * returned true. The commitBlock calls of the steps share durable writes (sync commits a
-   * fetched range so: a few store commits instead of one per block): each block stays all or
-   * nothing, reads see the blocks committed so far, and all of them are durable when the
-   * returned promise resolves. The store decides where one write ends and the next begins, only
-   * ever between two steps. A step that throws ends the run (the blocks before it are kept) and
-   * this rejects with its error; a write that fails rejects, and the blocks of that write are
-   * not stored. Optional: without it each block is durable on its own.
-   */
-  commitTogether?<T>(items: readonly T[], step: (item: T) => Promise<boolean>): Promise<number>;
-}
-
-/** The leaf paths a committed block wrote. */
-export interface StateChangeEvent {
-  block: StoredBlock;
-  paths: readonly string[];
-}
 
 /** A block that has been executed against the head state but not committed. */
 export interface ExecutedBlock {
@@ -145,17 +82,17 @@ export class Chain {
   async open(): Promise<void> {
     const headNumber = this.store.headNumber();
     // On a store that has block 0 the genesis is only compared: its trie nodes are not kept.
-    const built = await this.buildGenesis(headNumber === undefined);
+    const genesis = genesisWrite(this.genesis, this.store.nextTrieNodeId(), headNumber === undefined);
     if (headNumber === undefined) {
-      await this.store.commitBlock(built.write);
-      this.headBlock = built.write.block;
-      this.trie = new StateTrie(this.store, built.write.block.header.state_root);
+      await this.store.commitBlock(genesis);
+      this.headBlock = genesis.block;
+      this.trie = new StateTrie(this.store, genesis.block.header.state_root);
       return;
     }
     const stored = this.store.getBlock(0);
-    if (stored?.hash !== built.write.block.hash) {
+    if (stored?.hash !== genesis.block.hash) {
       throw new Error(
-        `the data directory holds another chain (genesis ${stored?.hash}, expected ${built.write.block.hash})`,
+        `the data directory holds another chain (genesis ${stored?.hash}, expected ${genesis.block.hash})`,
       );
     }
     const head = this.store.getBlock(headNumber);
@@ -222,7 +159,17 @@ export class Chain {
         slices === undefined ? undefined : () => slices.pause(),
       );
       const stakeChanges = stakeChangesOf(changes);
-      const validatorSet = this.nextValidatorSet(parent.header.number + 1, stakeChanges);
+      const fromHeight = parent.header.number + 1 + VALIDATOR_SET_DELAY;
+      const validatorSet =
+        stakeChanges.size === 0
+          ? undefined
+          : nextValidatorSet(
+              this.store.stakers(),
+              stakeChanges,
+              this.validatorsAt(fromHeight),
+              fromHeight,
+              this.genesis.consensus,
+            );
       const header: BlockHeader = {
         parent_hash: parent.hash,
         number: parent.header.number + 1,
@@ -384,65 +331,4 @@ export class Chain {
     this.trie.discard();
     this.busy = false;
   }
-
-  /**
-   * The set that block `height`'s stake changes make for height + VALIDATOR_SET_DELAY, if it
-   * differs from the one in force there. A selection that would leave no validator is not
-   * applied: the chain keeps its signers rather than halt.
-   */
-  private nextValidatorSet(
-    height: number,
-    stakeChanges: ReadonlyMap<string, number>,
-  ): ValidatorSetChange | undefined {
-    if (stakeChanges.size === 0) return undefined;
-    const stakes = new Map<string, number>();
-    for (const { address, stake } of this.store.stakers()) stakes.set(address, stake);
-    for (const [address, stake] of stakeChanges) stakes.set(address, stake);
-    const { min_validator_stake, max_validators } = this.genesis.consensus;
-    const validators = selectValidators(
-      [...stakes].map(([address, stake]) => ({ address, stake })),
-      min_validator_stake,
-      max_validators,
-    );
-    const fromHeight = height + VALIDATOR_SET_DELAY;
-    if (validators.length === 0 || sameValidators(validators, this.validatorsAt(fromHeight)))
-      return undefined;
-    return { fromHeight, validators };
-  }
-
-  private async buildGenesis(keepNodes: boolean): Promise<{ write: BlockWrite }> {
-    const leaves = genesisLeaves(this.genesis);
-    // Built from genesis alone (not from what the store holds), so that it can be compared with
-    // a stored block 0; numbered from the store's next id, for when it is written.
-    const trie = buildStateTrie(leaves, this.store.nextTrieNodeId(), keepNodes);
-    const header = genesisHeader(this.genesis, trie.rootHex);
-    const block: StoredBlock = {
-      header,
-      hash: hashHeader(header),
-      tx_hashes: [],
-      validators: genesisValidators(this.genesis).map((v) => v.address),
-      commit: null,
-    };
-    const validators = genesisValidators(this.genesis);
-    return {
-      write: {
-        block,
-        txs: [],
-        journalRemovals: [],
-        stateChanges: leaves,
-        trie: trie.write,
-        stakeChanges: new Map(validators.map((v) => [v.address, v.stake])),
-        validatorSet: { fromHeight: 1, validators },
-      },
-    };
-  }
-}
-
-/**
- * The hash of the block 0 that `genesis` makes, computed without a store: what a file that
- * carries a genesis (an export) is checked against before anything is written.
- */
-export function genesisBlockHash(genesis: Genesis): string {
-  const { rootHex } = buildStateTrie(genesisLeaves(genesis), 0, false);
-  return hashHeader(genesisHeader(genesis, rootHex));
 }

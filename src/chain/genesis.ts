@@ -3,6 +3,7 @@ import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { isAddress, MAX_CHAIN_ID, toChecksumAddress } from "../crypto/index.ts";
 import { GENESIS_PROPOSER, hashHeader, transactionsHash } from "./block.ts";
 import { balancePath, stakePath } from "./path.ts";
+import type { BlockWrite } from "./chainStore.ts";
 import { buildStateTrie } from "./stateTrie.ts";
 import type { BlockHeader, JsonValue, StoredBlock, Validator } from "./types.ts";
 
@@ -62,7 +63,7 @@ export function parseGenesis(raw: unknown): Genesis {
 }
 
 /** The leaves of block 0's state: balances, stakes and the chain's own parameters. */
-export function genesisLeaves(genesis: Genesis): Map<string, JsonValue> {
+function genesisLeaves(genesis: Genesis): Map<string, JsonValue> {
   const leaves = new Map<string, JsonValue>();
   for (const { address, balance } of genesis.accounts) {
     leaves.set(
@@ -80,11 +81,11 @@ export function genesisLeaves(genesis: Genesis): Map<string, JsonValue> {
   return leaves;
 }
 
-export function genesisValidators(genesis: Genesis): Validator[] {
+function genesisValidators(genesis: Genesis): Validator[] {
   return [...genesis.validators].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
 }
 
-export function genesisHeader(genesis: Genesis, stateRoot: string): BlockHeader {
+function genesisHeader(genesis: Genesis, stateRoot: string): BlockHeader {
   return {
     parent_hash: "",
     number: 0,
@@ -102,12 +103,32 @@ export function genesisHeader(genesis: Genesis, stateRoot: string): BlockHeader 
  * a snapshot's genesis must reproduce.
  */
 export function genesisBlock(genesis: Genesis): StoredBlock {
-  const header = genesisHeader(genesis, buildStateTrie(genesisLeaves(genesis), 0, false).rootHex);
+  return genesisWrite(genesis, 0, false).block;
+}
+
+/**
+ * Block 0's write, built from genesis alone (not from what a store holds), so that it can also be
+ * compared with a stored block 0. Its trie's nodes are numbered from `nextId`; without
+ * `keepNodes` only the root is computed and the write holds no nodes.
+ */
+export function genesisWrite(genesis: Genesis, nextId: number, keepNodes: boolean): BlockWrite {
+  const leaves = genesisLeaves(genesis);
+  const trie = buildStateTrie(leaves, nextId, keepNodes);
+  const header = genesisHeader(genesis, trie.rootHex);
+  const validators = genesisValidators(genesis);
   return {
-    header,
-    hash: hashHeader(header),
-    tx_hashes: [],
-    validators: genesisValidators(genesis).map((v) => v.address),
-    commit: null,
+    block: {
+      header,
+      hash: hashHeader(header),
+      tx_hashes: [],
+      validators: validators.map((v) => v.address),
+      commit: null,
+    },
+    txs: [],
+    journalRemovals: [],
+    stateChanges: leaves,
+    trie: trie.write,
+    stakeChanges: new Map(validators.map((v) => [v.address, v.stake])),
+    validatorSet: { fromHeight: 1, validators },
   };
 }

@@ -13,15 +13,8 @@ export {
   signatureJobOf,
   signatureProves,
 } from "./blockCheck.ts";
-export {
-  type BlockWrite,
-  Chain,
-  type ChainOptions,
-  type ChainStore,
-  type ExecutedBlock,
-  genesisBlockHash,
-  type StateChangeEvent,
-} from "./chain.ts";
+export { Chain, type ChainOptions, type ExecutedBlock } from "./chain.ts";
+export type { BlockWrite, ChainStore, StateChangeEvent } from "./chainStore.ts";
 export { type CommitCheck, precommitVote, signVote, verifyCommit } from "./commit.ts";
 export {
   EXEC_FAILURE_CODES,

@@ -43,6 +43,31 @@ export function sameValidators(a: readonly Validator[], b: readonly Validator[])
   return a.length === b.length && a.every((v, i) => v.address === b[i]?.address && v.stake === b[i]?.stake);
 }
 
+/**
+ * The set that a block's stake changes make for `fromHeight` (its height + VALIDATOR_SET_DELAY),
+ * if it differs from `current`, the set in force there. `stakers` are every staking account
+ * before the block. A selection that would leave no validator is not applied: the chain keeps its
+ * signers rather than halt.
+ */
+export function nextValidatorSet(
+  stakers: Iterable<Validator>,
+  stakeChanges: ReadonlyMap<string, number>,
+  current: readonly Validator[],
+  fromHeight: number,
+  rules: { min_validator_stake: number; max_validators: number },
+): ValidatorSetChange | undefined {
+  const stakes = new Map<string, number>();
+  for (const { address, stake } of stakers) stakes.set(address, stake);
+  for (const [address, stake] of stakeChanges) stakes.set(address, stake);
+  const validators = selectValidators(
+    [...stakes].map(([address, stake]) => ({ address, stake })),
+    rules.min_validator_stake,
+    rules.max_validators,
+  );
+  if (validators.length === 0 || sameValidators(validators, current)) return undefined;
+  return { fromHeight, validators };
+}
+
 /** The accounts whose stake a block changed, with their new stake (0 when it went away). */
 export function stakeChangesOf(changes: StateChanges): Map<string, number> {
   const stakes = new Map<string, number>();

@@ -10,7 +10,7 @@ import {
 import { open } from "node:fs/promises";
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
-import { Chain, type Genesis, genesisBlockHash } from "../chain/index.ts";
+import { Chain, type Genesis, genesisBlock } from "../chain/index.ts";
 import { armFailpoint, type TestFaults } from "../faults/index.ts";
 import { LmdbStore, ReadOnlyStore, type RetentionOptions } from "../storage/index.ts";
 import {
@@ -196,7 +196,7 @@ export async function importChain(options: ImportOptions): Promise<ImportSummary
       writeGenesisAtomically(paths.genesis, genesis);
     } else {
       genesis = loadGenesis(home);
-      const hash = genesisBlockHash(genesis);
+      const hash = genesisBlock(genesis).hash;
       if (hash !== header.genesis_hash) {
         throw new ImportRefusedError(
           "wrong_chain",

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseToml } from "smol-toml";
-import { type Genesis, genesisBlockHash, parseGenesis } from "../chain/index.ts";
+import { type Genesis, genesisBlock, parseGenesis } from "../chain/index.ts";
 import { isAddress, toChecksumAddress } from "../crypto/index.ts";
 import { ReadOnlyStore } from "../storage/index.ts";
 import { homePaths, loadGenesis, saveConfig, saveGenesis } from "./home.ts";
@@ -158,7 +158,7 @@ export function installGenesis(
   options: { asFullNode: boolean },
 ): { genesis: Genesis; hash: string; validates: boolean } {
   const genesis = readGenesisFile(file);
-  const hash = genesisBlockHash(genesis);
+  const hash = genesisBlock(genesis).hash;
   if (existsSync(homePaths(home).genesis)) {
     const current = loadGenesis(home);
     if (current.chain_id !== genesis.chain_id || current.network_id !== genesis.network_id) {

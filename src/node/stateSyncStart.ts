@@ -1,5 +1,5 @@
 import { createServer } from "node:http";
-import { type Genesis, genesisBlockHash } from "../chain/index.ts";
+import { type Genesis, genesisBlock } from "../chain/index.ts";
 import { isHex } from "../crypto/index.ts";
 import { P2pNetwork } from "../p2p/index.ts";
 import type { LmdbStore } from "../storage/index.ts";
@@ -40,7 +40,7 @@ export async function stateSyncIfEmpty(parts: {
       "[sync] state_sync needs trust_height (≥ 1) and trust_hash (0x + 64 hex): a block the operator trusts, e.g. from chain_getBlockByNumber on a node they run",
     );
   }
-  const genesisHash = genesisBlockHash(genesis);
+  const genesisHash = genesisBlock(genesis).hash;
   const p2p = new P2pNetwork(p2pOptionsOf(options, parts.nodeKey, log), {
     status: () => ({
       chain_id: genesis.chain_id,

@@ -1,6 +1,6 @@
 import {
   type Genesis,
-  genesisBlockHash,
+  genesisBlock,
   hashHeader,
   parseGenesis,
   type StoredBlock,
@@ -121,7 +121,7 @@ export function parseExportHeader(line: string): ExportHeader {
   } catch (error) {
     throw new ImportRefusedError("bad_format", `export header: ${(error as Error).message}`);
   }
-  if (genesis.chain_id !== chain_id || genesisBlockHash(genesis) !== genesis_hash) {
+  if (genesis.chain_id !== chain_id || genesisBlock(genesis).hash !== genesis_hash) {
     throw new ImportRefusedError(
       "bad_format",
       "export header: its genesis does not make the chain id and genesis hash it names",
@@ -280,21 +280,21 @@ export async function importBlocks(
   return { imported, skipped, head: chain.head().header.number };
 }
 
-/** The export's header for a home of `genesis` whose stored block 0 is `genesisBlock`. */
+/** The export's header for a home of `genesis` whose stored block 0 is `storedGenesis`. */
 export function exportHeaderOf(
   genesis: Genesis,
-  genesisBlock: StoredBlock,
+  storedGenesis: StoredBlock,
   from: number,
   to: number,
 ): ExportHeader {
-  if (genesisBlockHash(genesis) !== genesisBlock.hash) {
-    throw new Error(`the home's genesis.json does not make its stored block 0 (${genesisBlock.hash})`);
+  if (genesisBlock(genesis).hash !== storedGenesis.hash) {
+    throw new Error(`the home's genesis.json does not make its stored block 0 (${storedGenesis.hash})`);
   }
   return {
     format: EXPORT_FORMAT,
     version: EXPORT_VERSION,
     chain_id: genesis.chain_id,
-    genesis_hash: genesisBlock.hash,
+    genesis_hash: storedGenesis.hash,
     from,
     to,
     genesis,
