@@ -12,7 +12,7 @@ import { Listeners } from "./listeners.ts";
 import { type Genesis, genesisWrite } from "./genesis.ts";
 import { type StateChanges, StateOverlay, type StateReader } from "./state.ts";
 import { StateTrie } from "./stateTrie.ts";
-import type { ChainStore, StateChangeEvent } from "./chainStore.ts";
+import type { BlockWrite, ChainStore, StateChangeEvent } from "./chainStore.ts";
 import { TimeSlices } from "./timeSlices.ts";
 import type { BlockHeader, Commit, ConfirmedTx, StoredBlock, Tx, TxResult, Validator } from "./types.ts";
 import {
@@ -22,7 +22,7 @@ import {
   type ValidatorSetChange,
 } from "./validatorSet.ts";
 
-/** A block that has been executed against the head state but not committed. */
+/** A block that has been executed on the tip's state (Chain.tip) but not committed. */
 export interface ExecutedBlock {
   header: BlockHeader;
   hash: string;
@@ -47,13 +47,28 @@ export interface ChainOptions {
    * full load, test/load/wanNetwork.test.ts). Unset: a block executes in one piece.
    */
   executionSliceMs?: number;
+  /**
+   * The store writes blocks off the event loop (a writer thread): `commitAside` then lets the next
+   * block execute while one is written. Unset: `commitAside` is `commit`.
+   */
+  writesAside?: boolean;
+}
+
+/** A block handed to the store by `commitAside` whose write is not yet durable. */
+interface BlockUnderWay {
+  block: StoredBlock;
+  /** The state after it: its changes over the store's. */
+  state: StateOverlay;
+  /** Settles once its write has (and the head moved, or the chain went back to the store's). */
+  settled: Promise<void>;
 }
 
 /**
  * The chain core: owns the head, executes blocks on top of it, and commits them with their
  * certificate through the store. Not concurrent: one block is executed and committed at a time
  * (the consensus layer calls it from one loop); while one is executed in slices (ChainOptions),
- * other turns of the event loop run and see the head and state as before it.
+ * other turns of the event loop run and see the head and state as before it. The one overlap is
+ * `commitAside`'s: the next block executes while the last is written (docs/decisions/021).
  */
 export class Chain {
   readonly genesis: Genesis;
@@ -61,6 +76,13 @@ export class Chain {
   private trie: StateTrie;
   private headBlock: StoredBlock | undefined;
   private busy = false;
+  /** The block commitAside handed to the store, until its write settles. */
+  private underWay: BlockUnderWay | undefined;
+  /**
+   * The write of the block under way failed while the next one was executing on top of it: the
+   * trie holds both, and is read again from the store once that execution ends.
+   */
+  private trieStale = false;
   /** Told of every block after it is stored and became the head (RPC subscriptions, metrics). */
   readonly committed = new Listeners<StoredBlock>();
   /**
@@ -70,12 +92,14 @@ export class Chain {
    */
   readonly stateChanged = new Listeners<StateChangeEvent>();
   private readonly executionSliceMs: number | undefined;
+  private readonly writesAside: boolean;
 
   constructor(store: ChainStore, genesis: Genesis, options: ChainOptions = {}) {
     this.store = store;
     this.genesis = genesis;
     this.trie = new StateTrie(store);
     this.executionSliceMs = options.executionSliceMs;
+    this.writesAside = options.writesAside === true;
   }
 
   /** Opens the chain: writes block 0 on a new store, or checks the stored one matches genesis. */
@@ -101,9 +125,15 @@ export class Chain {
     this.trie = new StateTrie(this.store, head.header.state_root);
   }
 
+  /** The last durable block: what every read and the network see. */
   head(): StoredBlock {
     if (this.headBlock === undefined) throw new Error("chain is not open");
     return this.headBlock;
+  }
+
+  /** The block the next one executes on: the one commitAside is writing, else the head. */
+  tip(): StoredBlock {
+    return this.underWay?.block ?? this.head();
   }
 
   /** Committed state, for reads. */
@@ -127,8 +157,8 @@ export class Chain {
   }
 
   /**
-   * Executes `txs` in order on the head state. Nothing is written until `commit`. `lastCommit`
-   * is the parent's certificate the block carries; by default the one stored with the parent.
+   * Executes `txs` in order on the state of `tip()`. Nothing is written until `commit`.
+   * `lastCommit` is the parent's certificate the block carries; by default the parent's own.
    */
   async execute(
     txs: Tx[],
@@ -139,9 +169,9 @@ export class Chain {
     if (this.busy) throw new Error("a block is already being executed");
     this.busy = true;
     try {
-      const parent = this.head();
+      const parent = this.tip();
       const carried = lastCommit ?? { commit: parent.commit, signers: parent.validators };
-      const overlay = new StateOverlay(this.store);
+      const overlay = new StateOverlay(this.underWay?.state ?? this.store);
       const credited: (string | undefined)[] = txs.map(() => undefined);
       const results: TxResult[] = [];
       const slices = this.executionSliceMs === undefined ? undefined : new TimeSlices(this.executionSliceMs);
@@ -193,8 +223,7 @@ export class Chain {
       if (validatorSet !== undefined) executed.validatorSet = validatorSet;
       return executed;
     } catch (error) {
-      this.trie.discard();
-      this.busy = false;
+      this.dropExecuted();
       throw error;
     }
   }
@@ -247,6 +276,96 @@ export class Chain {
 
   /** Stores an executed block with its certificate; it becomes the head. */
   async commit(executed: ExecutedBlock, commit: Commit, signers: string[]): Promise<StoredBlock> {
+    await this.afterUnderWay();
+    try {
+      const { block, write } = this.blockWrite(executed, commit, signers);
+      failpoint("commit.beforeWrite");
+      await this.store.commitBlock(write);
+      failpoint("commit.beforeHeadUpdate");
+      this.trie.markCommitted();
+      return this.becomeHead(block, executed);
+    } catch (error) {
+      this.trie.discard();
+      throw error;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /**
+   * Like `commit`, but resolves once the block's write is under way, not durable: the next block
+   * may execute on top of it meanwhile (`tip`, `execute`), and its commit waits for this write.
+   * `durable` resolves as `commit` would, once the block is stored and became the head; it
+   * rejects if the write fails, and the chain is then back at the store's head (a block executed
+   * on top meanwhile fails to commit). A block that changes stakes is committed as `commit`
+   * does (the next block's validator set is read from the store), and so is every block unless
+   * ChainOptions.writesAside (a write on this thread would block it anyway).
+   */
+  async commitAside(
+    executed: ExecutedBlock,
+    commit: Commit,
+    signers: string[],
+  ): Promise<{ block: StoredBlock; durable: Promise<StoredBlock> }> {
+    if (!this.writesAside || executed.stakeChanges.size > 0) {
+      const block = await this.commit(executed, commit, signers);
+      return { block, durable: Promise.resolve(block) };
+    }
+    await this.afterUnderWay();
+    let block: StoredBlock;
+    let written: Promise<void>;
+    try {
+      const built = this.blockWrite(executed, commit, signers);
+      block = built.block;
+      failpoint("commit.beforeWrite");
+      written = this.store.commitBlock(built.write);
+      this.trie.markCommitted(true);
+    } catch (error) {
+      this.dropExecuted();
+      throw error;
+    }
+    this.busy = false;
+    const durable = written.then(
+      () => {
+        this.underWay = undefined;
+        this.trie.written();
+        failpoint("commit.beforeHeadUpdate");
+        return this.becomeHead(block, executed);
+      },
+      (error: unknown) => {
+        this.underWay = undefined;
+        if (this.busy) this.trieStale = true;
+        else this.reloadHead();
+        throw error;
+      },
+    );
+    const settled = durable.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.underWay = { block, state: new StateOverlay(this.store, executed.changes), settled };
+    return { block, durable };
+  }
+
+  /**
+   * Waits for the write of the block under way, if there is one. If it failed, the block being
+   * committed was executed on top of a block that is not stored: it is dropped, and this throws.
+   */
+  private async afterUnderWay(): Promise<void> {
+    const underWay = this.underWay;
+    if (underWay === undefined) return;
+    await underWay.settled;
+    if (this.trieStale) {
+      this.dropExecuted();
+      throw new Error(`block ${underWay.block.header.number}'s write failed: the block after it is dropped`);
+    }
+  }
+
+  /** What `executed` stores with its certificate: the block, and the write that stores it. */
+  private blockWrite(
+    executed: ExecutedBlock,
+    commit: Commit,
+    signers: string[],
+  ): { block: StoredBlock; write: BlockWrite } {
     const block: StoredBlock = {
       header: executed.header,
       hash: executed.hash,
@@ -261,32 +380,27 @@ export class Chain {
       index,
       result: executed.results[index] as TxResult,
     }));
-    try {
-      failpoint("commit.beforeWrite");
-      await this.store.commitBlock({
-        block,
-        txs,
-        credited: executed.credited,
-        journalRemovals: block.tx_hashes,
-        stateChanges: executed.changes,
-        trie: this.trie.pendingWrite(),
-        stakeChanges: executed.stakeChanges,
-        ...(executed.validatorSet === undefined ? {} : { validatorSet: executed.validatorSet }),
-        ...this.adoptedParent(executed),
-      });
-      failpoint("commit.beforeHeadUpdate");
-      this.trie.markCommitted();
-      this.headBlock = block;
-      failpoint("commit.afterHeadUpdate");
-      this.committed.emit(block);
-      if (this.stateChanged.size > 0) this.stateChanged.emit({ block, paths: [...executed.changes.keys()] });
-      return block;
-    } catch (error) {
-      this.trie.discard();
-      throw error;
-    } finally {
-      this.busy = false;
-    }
+    const write: BlockWrite = {
+      block,
+      txs,
+      credited: executed.credited,
+      journalRemovals: block.tx_hashes,
+      stateChanges: executed.changes,
+      trie: this.trie.pendingWrite(),
+      stakeChanges: executed.stakeChanges,
+      ...(executed.validatorSet === undefined ? {} : { validatorSet: executed.validatorSet }),
+      ...this.adoptedParent(executed),
+    };
+    return { block, write };
+  }
+
+  /** A durably stored block becomes the head, and the listeners hear of it. */
+  private becomeHead(block: StoredBlock, executed: ExecutedBlock): StoredBlock {
+    this.headBlock = block;
+    failpoint("commit.afterHeadUpdate");
+    this.committed.emit(block);
+    if (this.stateChanged.size > 0) this.stateChanged.emit({ block, paths: [...executed.changes.keys()] });
+    return block;
   }
 
   /**
@@ -328,7 +442,15 @@ export class Chain {
 
   /** Drops an executed block that will not be committed. */
   abandon(): void {
-    this.trie.discard();
+    this.dropExecuted();
+  }
+
+  /** The executed block's changes leave the trie (all of it is read again if it is stale). */
+  private dropExecuted(): void {
+    if (this.trieStale) {
+      this.trieStale = false;
+      this.reloadHead();
+    } else this.trie.discard();
     this.busy = false;
   }
 }

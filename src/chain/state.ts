@@ -28,7 +28,7 @@ export type StateChanges = Map<string, JsonValue | null>;
 
 export class StateOverlay implements StateReader {
   private readonly base: StateReader;
-  private readonly writes: StateChanges = new Map();
+  private readonly writes: StateChanges;
   /**
    * Each ancestor path → the written paths strictly below it, built on the first
    * leafPathsBelow and kept up to date from then on. Scanning every write instead made a block
@@ -38,8 +38,13 @@ export class StateOverlay implements StateReader {
    */
   private below: Map<string, Set<string>> | undefined;
 
-  constructor(base: StateReader) {
+  /**
+   * `writes`, when given, are a block's changes already made (ExecutedBlock.changes): the overlay
+   * then reads as the state after that block, for the next one to execute on while it is written.
+   */
+  constructor(base: StateReader, writes: StateChanges = new Map()) {
     this.base = base;
+    this.writes = writes;
   }
 
   getLeaf(path: string): JsonValue | undefined {

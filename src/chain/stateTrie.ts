@@ -41,16 +41,21 @@ export class StateTrie {
   private readonly trie: MerkleTrie;
   /** The root as stored (hex and node id); undefined for the empty trie. */
   private committedRoot: { hash: string; id: number } | undefined;
+  /** The nodes of a block's write still under way (markCommitted's `underWay`), by id. */
+  private unwritten: ReadonlyMap<number, Uint8Array> | undefined;
 
-  /** Opens the trie at a committed root (hex with 0x; none or the empty root: empty). */
-  constructor(nodes: TrieNodeReader, rootHex?: string) {
+  /**
+   * Opens the trie at a committed root (hex with 0x; none or the empty root: empty). `options`
+   * are the MerkleTrie's (tests keep fewer levels decoded, to reach the store sooner).
+   */
+  constructor(nodes: TrieNodeReader, rootHex?: string, options: { residentDepth?: number } = {}) {
     const empty = rootHex === undefined || rootHex === EMPTY_ROOT;
     const rootId = empty ? undefined : nodes.getTrieRoot(rootHex);
     if (!empty && rootId === undefined) throw new Error(`state root ${rootHex} is not in the store`);
     if (rootId !== undefined && rootHex !== undefined) this.committedRoot = { hash: rootHex, id: rootId };
     this.trie = new MerkleTrie(
-      { nodeById: (id) => nodes.getTrieNode(id) },
-      { hash: keccak256 },
+      { nodeById: (id) => this.unwritten?.get(id) ?? nodes.getTrieNode(id) },
+      { hash: keccak256, ...options },
       rootId === undefined || rootHex === undefined ? undefined : { hash: hexToBytes(rootHex), id: rootId },
       nodes.nextTrieNodeId(),
     );
@@ -83,10 +88,22 @@ export class StateTrie {
     return this.committedRoot === undefined ? write : { ...write, parent: this.committedRoot };
   }
 
-  /** Called after the block (and its trie write) is durably stored. */
-  markCommitted(): void {
-    this.committedRoot = trieWrite(this.trie.newNodes()).root;
+  /**
+   * Called after the block (and its trie write) is durably stored, or with `underWay` once it is
+   * handed to the store but not yet durable: the trie moves on to the block's root either way,
+   * and until `written()` the nodes the store does not hold yet are read from the write itself
+   * (the next block executes on top of this one meanwhile: Chain.commitAside).
+   */
+  markCommitted(underWay = false): void {
+    const writes = this.trie.newNodes();
+    this.committedRoot = trieWrite(writes).root;
+    this.unwritten = underWay ? writes.records : undefined;
     this.trie.markCommitted();
+  }
+
+  /** The write markCommitted(true) was told of is durable: the store holds its nodes. */
+  written(): void {
+    this.unwritten = undefined;
   }
 
   /** Drops uncommitted changes (a block that was built but not committed). */

@@ -11,20 +11,28 @@ import {
 import { failpoint } from "../faults/index.ts";
 import { realScheduler, type Scheduler } from "./scheduler.ts";
 
-/** What block production needs from the chain core. */
+/** What block production needs from the chain core (Chain). */
 export interface ProducerChain {
-  head(): StoredBlock;
+  /** The block the next one builds on (the one being written, else the head). */
+  tip(): StoredBlock;
   validators(): Validator[];
+  validatorsAt(height: number): Validator[];
   execute(txs: Tx[], proposer: string, timestamp: number): Promise<ExecutedBlock>;
-  commit(executed: ExecutedBlock, commit: Commit, signers: string[]): Promise<StoredBlock>;
+  /** Resolves once the write is under way; `durable` once the block is stored and the head. */
+  commitAside(
+    executed: ExecutedBlock,
+    commit: Commit,
+    signers: string[],
+  ): Promise<{ block: StoredBlock; durable: Promise<StoredBlock> }>;
   abandon(): void;
 }
 
 /** What block production needs from the pool. */
 export interface ProducerPool {
   readonly size: number;
-  selectForBlock(): Tx[];
-  /** Called after commit with the block's transaction hashes. */
+  /** The next block's transactions, leaving out `skip` (those of the block being written). */
+  selectForBlock(skip?: ReadonlySet<string>): Tx[];
+  /** Called once a block is durable, with its transaction hashes. */
   removeCommitted(hashes: readonly string[]): void;
 }
 
@@ -53,8 +61,10 @@ export interface ProducerEvents {
  * `blockTimeMs`, except that after a full block, or while the pool holds a full block's worth,
  * the next one begins as soon as the last is committed: a backlog of a block or more is committed
  * as fast as the node executes and writes, not one block per block time
- * (docs/decisions/017-dev-blocks-back-to-back.md). The multi-validator BFT rounds replace this
- * for networks of validators.
+ * (docs/decisions/017-dev-blocks-back-to-back.md). Where the store writes off the event loop, the
+ * next block executes while the last is written (Chain.commitAside, docs/decisions/021); its
+ * transactions leave the pool, and `onBlock` hears of it, once it is durable. The
+ * multi-validator BFT rounds replace this for networks of validators.
  */
 export class SingleValidatorProducer {
   private readonly chain: ProducerChain;
@@ -64,7 +74,10 @@ export class SingleValidatorProducer {
   private readonly events: ProducerEvents;
   private readonly scheduler: Scheduler;
   private cancelTimer: (() => void) | undefined;
+  /** The block being made: selected, executed, signed and handed to the store. */
   private running: Promise<void> | undefined;
+  /** The block handed to the store and not yet durable: its transactions, and its settling. */
+  private writing: { hashes: ReadonlySet<string>; settled: Promise<void> } | undefined;
   private stopped = true;
   /** The last block this producer made was full: the next one does not wait for the block time. */
   private lastFull = false;
@@ -106,12 +119,13 @@ export class SingleValidatorProducer {
     this.cancelTimer?.();
     this.cancelTimer = undefined;
     await this.running;
+    await this.writing?.settled;
   }
 
   /** Tells the producer that transactions arrived. Cheap; safe to call on every admission. */
   notify(): void {
-    if (this.stopped || this.running !== undefined || this.pool.size === 0) return;
-    const wait = this.chain.head().header.timestamp + this.options.blockTimeMs - this.scheduler.now();
+    if (this.stopped || this.running !== undefined || this.pending() === 0) return;
+    const wait = this.chain.tip().header.timestamp + this.options.blockTimeMs - this.scheduler.now();
     if (wait > 0 && !this.backlog()) {
       this.cancelTimer ??= this.scheduler.after(wait, () => {
         this.cancelTimer = undefined;
@@ -146,18 +160,22 @@ export class SingleValidatorProducer {
     });
   }
 
-  /** Builds, signs and commits one block from the pool. */
+  /**
+   * Builds and signs one block from the pool, and hands it to the chain to store; resolves once
+   * its write is under way (see `written` for what follows its durability).
+   */
   async produce(): Promise<StoredBlock | undefined> {
-    const txs = this.pool.selectForBlock();
+    const skip = this.writing?.hashes;
+    const txs = this.pool.selectForBlock(skip);
     // What this selection leaves in the pool; transactions that arrive while the block is made
     // were not offered to it, and count toward the next block's worth.
-    const notTaken = this.pool.size - txs.length;
+    const notTaken = this.pending() - txs.length;
     this.lastFull = false;
     if (txs.length === 0) {
-      this.leftBehind = this.pool.size;
+      this.leftBehind = this.pending();
       return undefined;
     }
-    const parent = this.chain.head();
+    const parent = this.chain.tip();
     const timestamp = Math.max(this.scheduler.now(), parent.header.timestamp + 1);
     const executed = await this.chain.execute(txs, this.key.address, timestamp);
     const round = 0;
@@ -168,19 +186,40 @@ export class SingleValidatorProducer {
       block_hash: executed.hash,
       signatures: [signVote(vote, this.key.privateKey)],
     };
-    const check = verifyCommit(commit, this.options.chainId, this.chain.validators());
+    const check = verifyCommit(commit, this.options.chainId, this.chain.validatorsAt(executed.header.number));
     if (!check.ok) {
       this.chain.abandon();
       throw new Error(`own commit does not verify: ${check.message}`);
     }
-    const block = await this.chain.commit(executed, commit, check.signers);
+    const { block, durable } = await this.chain.commitAside(executed, commit, check.signers);
+    this.lastFull = this.isFull(block);
+    this.leftBehind = this.lastFull ? 0 : notTaken;
+    const hashes = new Set(block.tx_hashes);
+    const settled = durable.then(
+      (stored) => this.written(stored, executed, hashes),
+      (error: unknown) => {
+        if (this.writing?.hashes === hashes) this.writing = undefined;
+        this.events.onError?.(error);
+        this.retryLater();
+      },
+    );
+    this.writing = { hashes, settled };
+    return block;
+  }
+
+  /** A block is durable: its transactions leave the pool, and a block waiting on it may go. */
+  private written(block: StoredBlock, executed: ExecutedBlock, hashes: ReadonlySet<string>): void {
     failpoint("commit.beforePoolPrune");
     this.pool.removeCommitted(block.tx_hashes);
     failpoint("commit.afterPoolPrune");
-    this.lastFull = this.isFull(block);
-    this.leftBehind = this.lastFull ? 0 : notTaken;
+    if (this.writing?.hashes === hashes) this.writing = undefined;
     this.events.onBlock?.(block, executed);
-    return block;
+    this.notify();
+  }
+
+  /** Transactions in the pool that no block holds yet. */
+  private pending(): number {
+    return this.pool.size - (this.writing?.hashes.size ?? 0);
   }
 
   /**
@@ -188,7 +227,7 @@ export class SingleValidatorProducer {
    * transactions arrived since the last block.
    */
   private backlog(): boolean {
-    return this.lastFull || this.pool.size - this.leftBehind >= this.options.limits.maxBlockTxs;
+    return this.lastFull || this.pending() - this.leftBehind >= this.options.limits.maxBlockTxs;
   }
 
   /** At the block limits: no more transactions, or no room for one more of the largest size. */

@@ -188,7 +188,7 @@ export class ChainNode {
       const chain = new Chain(
         store,
         genesis,
-        mode.kind === "dev" ? { executionSliceMs: DEV_EXECUTION_SLICE_MS } : {},
+        mode.kind === "dev" ? { executionSliceMs: DEV_EXECUTION_SLICE_MS, writesAside: writeThread } : {},
       );
       await chain.open();
       // What a kill inside a pruning write undid, or a stop left owed, is pruned without waiting for a block.

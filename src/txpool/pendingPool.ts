@@ -27,9 +27,12 @@ export class PendingPool {
     return this.admission.pool.size;
   }
 
-  /** The oldest pending transactions that fit one block, in arrival order. */
-  selectForBlock(): Tx[] {
-    return this.admission.pool.select(this.limits.maxBlockTxs, this.limits.maxBlockBytes, txSize);
+  /**
+   * The oldest pending transactions that fit one block, in arrival order, but for those of `skip`
+   * (the block the dev producer is writing).
+   */
+  selectForBlock(skip?: ReadonlySet<string>): Tx[] {
+    return this.admission.pool.select(this.limits.maxBlockTxs, this.limits.maxBlockBytes, txSize, skip);
   }
 
   /** True when the pool holds this exact signed transaction (its signature was verified). */

@@ -89,12 +89,16 @@ export class TxPool {
     return true;
   }
 
-  /** The oldest transactions that fit the block limits, in arrival order. */
-  select(maxTxs: number, maxBytes: number, sizeOf: (tx: Tx) => number): Tx[] {
+  /**
+   * The oldest transactions that fit the block limits, in arrival order, leaving out those of
+   * `skip` (a block being written holds them: they leave the pool once it is durable).
+   */
+  select(maxTxs: number, maxBytes: number, sizeOf: (tx: Tx) => number, skip?: ReadonlySet<string>): Tx[] {
     const picked: Tx[] = [];
     let bytes = 2; // "[]"
     for (const { tx } of this.byHash.values()) {
       if (picked.length >= maxTxs) break;
+      if (skip?.has(tx.hash)) continue;
       const size = sizeOf(tx) + (picked.length > 0 ? 1 : 0);
       if (bytes + size > maxBytes) break; // keep arrival order: never skip ahead of a sender's nonce
       picked.push(tx);

@@ -188,9 +188,15 @@ describe("failpoints (kill at every durable step, restart, check)", { concurrenc
     runDevFailpoints(t, "dev A", "commit.afterStateWrites", COMMIT_POINTS.slice(0, half)));
   it(`dev: block 0 and the points ${[...COMMIT_POINTS.slice(half), ...JOURNAL_POINTS].join(", ")}`, (t) =>
     runDevFailpoints(t, "dev B", "commit.afterHeadWrite", [...COMMIT_POINTS.slice(half), ...JOURNAL_POINTS]));
-  // The same points with the block written by the store's thread (a kill op inside its write).
+  // The same points with the block written by the store's thread (a kill op inside its write),
+  // and those after it, which then run once the write lands, while the next block may already
+  // be executing (docs/decisions/021-next-block-while-the-last-is-written.md).
   it(`dev with storage.write_thread: block 0 and ${COMMIT_POINTS.slice(0, half).join(", ")}`, (t) =>
     runDevFailpoints(t, "dev A, writer thread", "commit.afterBlockWrites", COMMIT_POINTS.slice(0, half), {
+      CHAIN_NODE_STORAGE_WRITE_THREAD: "true",
+    }));
+  it(`dev with storage.write_thread: block 0 and ${COMMIT_POINTS.slice(half).join(", ")}`, (t) =>
+    runDevFailpoints(t, "dev B, writer thread", "commit.afterTxnCommit", COMMIT_POINTS.slice(half), {
       CHAIN_NODE_STORAGE_WRITE_THREAD: "true",
     }));
 

@@ -170,6 +170,31 @@ describe("StateTrie", () => {
     );
   });
 
+  it("markCommitted(true): the next block reads the nodes of a write still under way from that write", async () => {
+    // Resident depth 0: after a commit every node below the root is read from the store again,
+    // so the second block needs the first's nodes before the store holds them.
+    const store = new MapNodes();
+    const trie = new StateTrie(store, undefined, { residentDepth: 0 });
+    const block1 = changes(Array.from({ length: 40 }, (_, i) => [`/k${i}`, i]));
+    const block2 = changes(Array.from({ length: 40 }, (_, i) => [`/k${i}`, i % 3 === 0 ? null : i + 100]));
+    await trie.apply(block1);
+    const underWay = trie.pendingWrite();
+    trie.markCommitted(true);
+    const root2 = await trie.apply(block2);
+    assert.equal(root2, await rootOf([...block1, ...block2]), "the root of both blocks' changes");
+    // The first write lands, then the second: a trie opened on the store reaches the same root.
+    for (const [id, node] of underWay.nodes) store.nodes.set(id, node);
+    trie.written();
+    commit(trie, store);
+    assert.equal(new StateTrie(store, root2).rootHex(), root2);
+
+    // Without the write's nodes the same second block is missing them: the case is reached.
+    const bare = new StateTrie(new MapNodes(), undefined, { residentDepth: 0 });
+    await bare.apply(block1);
+    bare.markCommitted();
+    await assert.rejects(bare.apply(block2), /missing from the store/);
+  });
+
   it("gives an order-independent root for random small maps (property)", async () => {
     const leaf = fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.boolean(), fc.constant(null));
     const value: fc.Arbitrary<JsonValue> = fc.oneof(leaf, fc.array(leaf, { maxLength: 3 }));

@@ -13,7 +13,8 @@ import { ManualScheduler } from "../../helpers/manualScheduler.ts";
 /**
  * The dev chain's block producer (consensus/singleValidator.ts) on a manual clock: one block per
  * block time while blocks are not full, and the next block at once after a full one while the
- * pool holds more (docs/decisions/017-dev-blocks-back-to-back.md).
+ * pool holds more (docs/decisions/017-dev-blocks-back-to-back.md); the next block made while the
+ * last is written (docs/decisions/021-next-block-while-the-last-is-written.md).
  */
 
 const BLOCK_TIME = 1000;
@@ -30,9 +31,19 @@ function txs(count: number, bytes = 100): Tx[] {
   });
 }
 
-/** A chain that executes nothing: a block is its transactions, its size their bytes. */
+/**
+ * A chain that executes nothing: a block is its transactions, its size their bytes. Its writes
+ * land a turn after they begin, or, with `holdWrites`, when the test calls `land`.
+ */
 class FakeChain implements ProducerChain {
+  /** Durable blocks. */
   readonly blocks: StoredBlock[];
+  /** The numbers of the blocks executed, in order (a dropped block's too). */
+  readonly executed: number[] = [];
+  holdWrites = false;
+  private underWay: StoredBlock | undefined;
+  private lastWrite: Promise<unknown> = Promise.resolve();
+  private readonly waiting: ((ok: boolean) => void)[] = [];
 
   constructor(genesisTime: number) {
     this.blocks = [this.block(0, genesisTime, [], 2)];
@@ -42,26 +53,58 @@ class FakeChain implements ProducerChain {
     return this.blocks.at(-1) as StoredBlock;
   }
 
+  tip(): StoredBlock {
+    return this.underWay ?? this.head();
+  }
+
   validators() {
     return [{ address: key.address, stake: 1 }];
   }
 
+  validatorsAt() {
+    return this.validators();
+  }
+
   async execute(list: Tx[], proposer: string, timestamp: number): Promise<ExecutedBlock> {
     const size = list.reduce((sum, tx) => sum + (tx as unknown as { bytes: number }).bytes, 2);
-    const block = this.block(this.head().header.number + 1, timestamp, list, size);
+    const block = this.block(this.tip().header.number + 1, timestamp, list, size);
+    this.executed.push(block.header.number);
     return { header: { ...block.header, proposer }, hash: block.hash, txs: list } as ExecutedBlock;
   }
 
-  async commit(executed: ExecutedBlock, commit: Commit, signers: string[]): Promise<StoredBlock> {
-    await nextTurn(); // a write takes a turn or more
-    const block = this.block(
-      executed.header.number,
-      executed.header.timestamp,
-      executed.txs,
-      executed.header.size,
-    );
-    this.blocks.push({ ...block, commit, validators: signers });
-    return block;
+  async commitAside(
+    executed: ExecutedBlock,
+    commit: Commit,
+    signers: string[],
+  ): Promise<{ block: StoredBlock; durable: Promise<StoredBlock> }> {
+    await this.lastWrite; // as Chain does: one write at a time
+    if (executed.header.number !== this.head().header.number + 1) {
+      throw new Error(`block ${executed.header.number} was executed on a block that was not stored`);
+    }
+    const block = {
+      ...this.block(executed.header.number, executed.header.timestamp, executed.txs, executed.header.size),
+      commit,
+      validators: signers,
+    };
+    this.underWay = block;
+    const landed = this.holdWrites
+      ? new Promise<boolean>((resolve) => this.waiting.push(resolve))
+      : nextTurn().then(() => true);
+    const durable = landed.then((ok) => {
+      this.underWay = undefined;
+      if (!ok) throw new Error("disk full");
+      this.blocks.push(block);
+      return block;
+    });
+    this.lastWrite = durable.catch(() => undefined);
+    return { block, durable };
+  }
+
+  /** Lands (or fails) the write under way. */
+  land(ok = true): void {
+    const next = this.waiting.shift();
+    assert.ok(next !== undefined, "a write is under way");
+    next(ok);
   }
 
   abandon(): void {}
@@ -100,10 +143,10 @@ class FakePool implements ProducerPool {
     this.pending.push(...list);
   }
 
-  selectForBlock(): Tx[] {
+  selectForBlock(skip?: ReadonlySet<string>): Tx[] {
     // A producer that retries at once spins in microtasks: stop it where the test can see it.
     if (++this.selections > 100) throw new Error("selected 100 times: the producer spins");
-    return this.pending.filter((tx) => !this.held.has(tx.hash)).slice(0, MAX_TXS);
+    return this.pending.filter((tx) => !this.held.has(tx.hash) && !skip?.has(tx.hash)).slice(0, MAX_TXS);
   }
 
   removeCommitted(hashes: readonly string[]): void {
@@ -119,6 +162,7 @@ function setup(
 ) {
   const clock = new ManualScheduler();
   const errors: unknown[] = [];
+  const heard: number[] = [];
   const chain = new FakeChain(clock.now() - sinceLastMs);
   const pool = new FakePool();
   const producer = new SingleValidatorProducer(
@@ -126,7 +170,7 @@ function setup(
     pool,
     key,
     { chainId: 1, blockTimeMs: BLOCK_TIME, limits },
-    { onError: (error) => errors.push(error) },
+    { onError: (error) => errors.push(error), onBlock: (block) => heard.push(block.header.number) },
     clock,
   );
   /** Lets production that can run without the clock moving run. */
@@ -142,7 +186,7 @@ function setup(
   /** Sizes and times (from `start`) of the blocks made since `from`. */
   const made = (from: number, start: number) =>
     chain.blocks.slice(from).map((b) => [b.tx_hashes.length, b.header.timestamp - start]);
-  return { clock, chain, pool, producer, settle, arrive, made, errors };
+  return { clock, chain, pool, producer, settle, arrive, made, errors, heard };
 }
 
 describe("dev block producer (consensus/singleValidator.ts), manual clock", () => {
@@ -245,5 +289,88 @@ describe("dev block producer (consensus/singleValidator.ts), manual clock", () =
       [2, 1],
     ]);
     await producer.stop();
+  });
+
+  it("makes the next block while the last is written, without its transactions; they leave the pool once it is durable", async () => {
+    const { chain, pool, producer, settle, made, heard } = setup(5_000);
+    chain.holdWrites = true;
+    const start = chain.head().header.timestamp + 5_000;
+    const sent = txs(25);
+    pool.add(sent);
+    producer.start();
+    await settle();
+    assert.deepEqual(chain.executed, [1, 2], "block 2 executed while block 1 is written");
+    assert.deepEqual(made(1, start), [], "nothing durable yet");
+    assert.equal(pool.size, 25, "block 1's transactions stay pending until it is durable");
+    chain.land();
+    await settle();
+    assert.deepEqual(made(1, start), [[10, 0]]);
+    assert.deepEqual(heard, [1], "onBlock hears of a block once it is durable");
+    assert.equal(pool.size, 15);
+    assert.deepEqual(chain.executed, [1, 2, 3], "block 3 executes while block 2 is written");
+    chain.land();
+    await settle();
+    chain.land();
+    await settle();
+    assert.deepEqual(made(1, start), [
+      [10, 0],
+      [10, 1],
+      [5, 2],
+    ]);
+    assert.deepEqual(
+      chain.blocks.slice(1).flatMap((b) => b.tx_hashes),
+      sent.map((tx) => tx.hash),
+      "each transaction in one block, in arrival order",
+    );
+    assert.deepEqual(heard, [1, 2, 3]);
+    assert.equal(pool.size, 0);
+    await producer.stop();
+  });
+
+  it("after a failed write, reports it and the block built on it, and makes both again a block time later", async () => {
+    const { clock, chain, pool, producer, settle, made, errors } = setup(5_000);
+    chain.holdWrites = true;
+    const start = clock.now();
+    const sent = txs(15);
+    pool.add(sent);
+    producer.start();
+    await settle();
+    assert.deepEqual(chain.executed, [1, 2]);
+    chain.land(false);
+    await settle();
+    assert.equal(errors.length, 2, "the failed write, and the block executed on top of it");
+    assert.match(String(errors[0]), /disk full/);
+    assert.match(String(errors[1]), /not stored/);
+    assert.equal(pool.size, 15, "every transaction still pending");
+    assert.deepEqual(made(1, start), []);
+    chain.holdWrites = false;
+    clock.fireNext(start + BLOCK_TIME);
+    await settle();
+    assert.deepEqual(made(1, start), [
+      [10, BLOCK_TIME],
+      [5, BLOCK_TIME + 1],
+    ]);
+    assert.deepEqual(
+      chain.blocks.slice(1).flatMap((b) => b.tx_hashes),
+      sent.map((tx) => tx.hash),
+    );
+    await producer.stop();
+  });
+
+  it("stop() waits for the write under way", async () => {
+    const { chain, pool, producer, settle } = setup(5_000);
+    chain.holdWrites = true;
+    pool.add(txs(3));
+    producer.start();
+    await settle();
+    let stopped = false;
+    const stopping = producer.stop().then(() => {
+      stopped = true;
+    });
+    await settle();
+    assert.equal(stopped, false, "the block is not durable yet");
+    chain.land();
+    await stopping;
+    assert.equal(chain.blocks.length, 2);
   });
 });
