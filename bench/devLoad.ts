@@ -188,7 +188,9 @@ export async function commitRun(
   }
   ctx.log(
     `${what}: ${result.admitted} tx committed in ${result.spanS.toFixed(2)} s = ` +
-      `${Math.round(result.committedPerS)} tx/s, ${result.blocks.filter((b) => b.txs > 0).length} blocks; ` +
+      `${Math.round(result.committedPerS)} tx/s, ${result.blocks.filter((b) => b.txs > 0).length} blocks ` +
+      `(last reply at ${result.submitS.toFixed(2)} s; a call's reply p50 ${round(result.requestP50Ms)} / ` +
+      `p99 ${round(result.requestP99Ms)} ms); ` +
       `node CPU ${round(result.processPct[0])} % (main thread ${round(result.mainThreadPct)} %)`,
   );
   return result;
