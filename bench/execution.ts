@@ -93,6 +93,8 @@ export async function executionScenarios(ctx: BenchContext): Promise<ScenarioRes
   };
   const small = await onLmdb(10_000, "10k-lmdb");
   const memory = await runWorker(ctx, "10k-memory", spec(10_000, "memory", "10k-memory"));
+  // A dev node with the writer thread: the next block executes while the last is written.
+  const smallAside = await onLmdbSpec({ ...spec(10_000, "lmdb", "10k-aside"), aside: true }, "10k-aside");
   const large = await onLmdb(execLargeAccounts, "large-lmdb");
   // Sync's range commits: the same small blocks committed one at a time and a group at a time.
   const syncSpec = (together: boolean): ExecutionSpec => ({
@@ -104,7 +106,7 @@ export async function executionScenarios(ctx: BenchContext): Promise<ScenarioRes
   });
   const syncEach = await onLmdbSpec(syncSpec(false), "sync-each");
   const syncTogether = await onLmdbSpec(syncSpec(true), "sync-together");
-  for (const run of [small, memory, large, syncEach, syncTogether]) {
+  for (const run of [small, memory, smallAside, large, syncEach, syncTogether]) {
     if (run.failedTxs > 0) ctx.problems.push(`execution: ${run.failedTxs} transfers failed in a run`);
     if (run.otherCpuPct !== undefined && run.otherCpuPct > 25) {
       ctx.log(`execution: other processes used ${Math.round(run.otherCpuPct)} % of a core during a run`);
@@ -114,6 +116,7 @@ export async function executionScenarios(ctx: BenchContext): Promise<ScenarioRes
   const smallSeries = measured(small, execWarmupBlocks);
   const memorySeries = measured(memory, execWarmupBlocks);
   const largeSeries = measured(large, execWarmupBlocks);
+  const smallAsideSeries = measured(smallAside, execWarmupBlocks);
   const largeLabel = `${fmt(execLargeAccounts)} accounts`;
   // The first group is warm-up, as the first blocks are above.
   const togetherSeries = series(syncTogether.blocks.slice(1).map((b) => b.txPerS));
@@ -144,6 +147,17 @@ export async function executionScenarios(ctx: BenchContext): Promise<ScenarioRes
       baseline: smallSeries,
       ratio: largeSeries.median / smallSeries.median,
       details: blockDetails(large, execWarmupBlocks),
+    },
+    {
+      id: "execution-10k-next-while-written",
+      title: `block execution + root + commit, 10,000 accounts: blocks written by the store's thread, each executed while the last is written (a dev node with storage.write_thread, decision 021) vs one at a time on the event loop (the default)`,
+      unit: "tx/s",
+      nodeLabel: "next while written",
+      baselineLabel: "tx/s (one at a time)",
+      node: smallAsideSeries,
+      baseline: smallSeries,
+      ratio: smallAsideSeries.median / smallSeries.median,
+      details: blockDetails(smallAside, execWarmupBlocks),
     },
     {
       id: "execution-sync-commit-together",
