@@ -4,50 +4,25 @@ import {
   balanceOf,
   blockSize,
   Chain,
-  type Commit,
   commitHash,
   type ExecutedBlock,
   GENESIS_PROPOSER,
-  type Genesis,
   hashHeader,
   nonceOf,
-  precommitVote,
   type StoredBlock,
-  signVote,
   type Tx,
   transactionsHash,
   verifyCommit,
 } from "../../../src/chain/index.ts";
-import { hexToBytes, privateKeyToAddress } from "../../../src/crypto/index.ts";
+import {
+  ALICE,
+  BOB,
+  CHAIN_ID,
+  selfCommit,
+  testGenesis as genesis,
+  VALIDATOR,
+} from "../../helpers/chainFixture.ts";
 import { MemoryStore } from "../../helpers/memoryStore.ts";
-
-const CHAIN_ID = 100;
-const VALIDATOR_KEY = hexToBytes("0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80");
-const VALIDATOR = privateKeyToAddress(VALIDATOR_KEY);
-const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
-const BOB = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
-
-function genesis(overrides: Partial<Genesis> = {}): Genesis {
-  return {
-    chain_id: CHAIN_ID,
-    network_id: 1,
-    genesis_time: 1_700_000_000_000,
-    accounts: [
-      { address: ALICE, balance: 1000 },
-      { address: BOB, balance: 10 },
-    ],
-    validators: [{ address: VALIDATOR, stake: 1_000_000 }],
-    consensus: {
-      block_time_ms: 1000,
-      min_validator_stake: 1_000_000,
-      max_validators: 100,
-      max_block_txs: 100,
-      max_block_bytes: 1024 * 1024,
-      max_tx_bytes: 100 * 1024,
-    },
-    ...overrides,
-  };
-}
 
 let txCounter = 0;
 function transfer(nonce: number, amount: number): Tx {
@@ -69,15 +44,9 @@ async function produce(
   timestamp: number,
 ): Promise<{ executed: ExecutedBlock; block: StoredBlock }> {
   const executed = await chain.execute(txs, VALIDATOR, timestamp);
-  const vote = precommitVote(CHAIN_ID, executed.header.number, 0, executed.hash);
-  const commit: Commit = {
-    height: vote.height,
-    round: 0,
-    block_hash: executed.hash,
-    signatures: [signVote(vote, VALIDATOR_KEY)],
-  };
+  const commit = selfCommit(executed);
   const check = verifyCommit(commit, CHAIN_ID, chain.validators());
-  assert.ok(check.ok, `own commit verifies at height ${vote.height}`);
+  assert.ok(check.ok, `own commit verifies at height ${commit.height}`);
   const block = await chain.commit(executed, commit, check.signers);
   return { executed, block };
 }
@@ -209,14 +178,7 @@ describe("Chain", () => {
     const txs = [transfer(0, 10)];
     const executed = await chain.execute(txs, VALIDATOR, 1_700_000_001_000);
     store.failNext = true;
-    const vote = precommitVote(CHAIN_ID, 1, 0, executed.hash);
-    const commit: Commit = {
-      height: 1,
-      round: 0,
-      block_hash: executed.hash,
-      signatures: [signVote(vote, VALIDATOR_KEY)],
-    };
-    await assert.rejects(chain.commit(executed, commit, [VALIDATOR]), /disk full/);
+    await assert.rejects(chain.commit(executed, selfCommit(executed), [VALIDATOR]), /disk full/);
     assert.equal(chain.head().hash, block0.hash, "head unchanged after a failed commit");
     assert.equal(store.headNumber(), 0);
     const { block } = await produce(chain, txs, 1_700_000_001_000);

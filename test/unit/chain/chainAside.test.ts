@@ -4,15 +4,11 @@ import {
   balanceOf,
   type BlockWrite,
   Chain,
-  type Commit,
   type ExecutedBlock,
-  type Genesis,
-  precommitVote,
-  signVote,
   type StoredBlock,
   type Tx,
 } from "../../../src/chain/index.ts";
-import { hexToBytes, privateKeyToAddress } from "../../../src/crypto/index.ts";
+import { ALICE, BOB, selfCommit, testGenesis, VALIDATOR } from "../../helpers/chainFixture.ts";
 import { MemoryStore } from "../../helpers/memoryStore.ts";
 
 /**
@@ -22,31 +18,13 @@ import { MemoryStore } from "../../helpers/memoryStore.ts";
  * the same transactions make when each block is committed before the next executes.
  */
 
-const CHAIN_ID = 100;
-const VALIDATOR_KEY = hexToBytes("0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80");
-const VALIDATOR = privateKeyToAddress(VALIDATOR_KEY);
-const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
-const BOB = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
 const T0 = 1_700_000_000_000;
-
-const GENESIS: Genesis = {
-  chain_id: CHAIN_ID,
-  network_id: 1,
-  genesis_time: T0,
+const GENESIS = testGenesis({
   accounts: [
     { address: ALICE, balance: 5_000_000 },
     { address: BOB, balance: 10 },
   ],
-  validators: [{ address: VALIDATOR, stake: 1_000_000 }],
-  consensus: {
-    block_time_ms: 1000,
-    min_validator_stake: 1_000_000,
-    max_validators: 100,
-    max_block_txs: 100,
-    max_block_bytes: 1024 * 1024,
-    max_tx_bytes: 100 * 1024,
-  },
-};
+});
 
 /** Alice's transaction number `nonce`: a transfer to Bob, or with `stake` a stake of her own. */
 function aliceTx(nonce: number, amount: number, stake = false): Tx {
@@ -61,15 +39,8 @@ function aliceTx(nonce: number, amount: number, stake = false): Tx {
   };
 }
 
-/** The validator's own precommit for `executed`. */
-function certify(executed: ExecutedBlock): { commit: Commit; signers: string[] } {
-  const vote = precommitVote(CHAIN_ID, executed.header.number, 0, executed.hash);
-  const signatures = [signVote(vote, VALIDATOR_KEY)];
-  return {
-    commit: { height: vote.height, round: 0, block_hash: executed.hash, signatures },
-    signers: [VALIDATOR],
-  };
-}
+/** The validator's own certificate for `executed`, and its signers. */
+const certify = (executed: ExecutedBlock) => ({ commit: selfCommit(executed), signers: [VALIDATOR] });
 
 /** A store whose block writes wait, in order, until the test lands them (or fails them). */
 class HeldStore extends MemoryStore {
