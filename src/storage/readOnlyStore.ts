@@ -1,10 +1,15 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { type Database, open, type RootDatabase } from "lmdb";
+import { open, type RootDatabase } from "lmdb";
 import type { ConfirmedTx, StoredBlock } from "../chain/index.ts";
 import { BLOCKS_FROM } from "./pruning.ts";
-import { openTable, SCHEMA_VERSION } from "./schema.ts";
-import { openSnapshotTables, openSnapshotView, type StoreSnapshotView } from "./snapshotTables.ts";
+import { SCHEMA_VERSION } from "./schema.ts";
+import {
+  openSnapshotTables,
+  openSnapshotView,
+  type SnapshotViewTables,
+  type StoreSnapshotView,
+} from "./snapshotTables.ts";
 
 /**
  * A data directory opened read-only, beside the node that may be running on it (LMDB lets other
@@ -14,18 +19,15 @@ import { openSnapshotTables, openSnapshotView, type StoreSnapshotView } from "./
  */
 export class ReadOnlyStore {
   private readonly root: RootDatabase;
-  private readonly meta: Database<number, string>;
-  private readonly blocks: Database<StoredBlock, number>;
-  private readonly txs: Database<ConfirmedTx, string>;
+  /** Opened once: exports read meta, blocks and txs; a snapshot view reads all of them. */
+  private readonly tables: SnapshotViewTables;
 
   constructor(path: string) {
     // LMDB would create an empty environment in a directory without one: a wrong --home must fail.
     if (!existsSync(join(path, "data.mdb"))) throw new Error(`${path} holds no chain data (no data.mdb)`);
     this.root = open({ path, compression: false, readOnly: true });
-    this.meta = openTable(this.root, "meta");
-    this.blocks = openTable(this.root, "blocks");
-    this.txs = openTable(this.root, "txs");
-    const version = this.meta.get("schema_version");
+    this.tables = openSnapshotTables(this.root);
+    const version = this.tables.meta.get("schema_version");
     if (version !== SCHEMA_VERSION) {
       void this.root.close();
       throw new Error(`data directory has schema version ${version}; this node reads ${SCHEMA_VERSION}`);
@@ -40,21 +42,22 @@ export class ReadOnlyStore {
   snapshot(): StoreSnapshot {
     const transaction = this.root.useReadTransaction();
     const at = { transaction };
+    const { meta, blocks, txs } = this.tables;
     return {
-      headNumber: () => this.meta.get("head", at),
-      blocksFrom: () => this.meta.get(BLOCKS_FROM, at) ?? 1,
+      headNumber: () => meta.get("head", at),
+      blocksFrom: () => meta.get(BLOCKS_FROM, at) ?? 1,
       getBlock: (number) =>
         Number.isSafeInteger(number) && number >= 0 && number <= 0xffffffff
-          ? this.blocks.get(number, at)
+          ? blocks.get(number, at)
           : undefined,
-      getConfirmedTx: (hash) => this.txs.get(hash, at),
+      getConfirmedTx: (hash) => txs.get(hash, at),
       end: () => transaction.done(),
     };
   }
 
   /** What a snapshot of the head reads, in one read transaction (as LmdbStore.snapshotView). */
   snapshotView(): StoreSnapshotView {
-    return openSnapshotView(this.root, openSnapshotTables(this.root));
+    return openSnapshotView(this.root, this.tables);
   }
 
   /**
