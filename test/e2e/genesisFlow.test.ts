@@ -168,21 +168,30 @@ describe("a genesis built by validators who never share keys", () => {
   });
 
   it("runs: blocks commit, and every node finds the three others from one bootstrap peer", async () => {
-    for (const name of ["v0", "v1", "v2", "full"]) {
+    const names = ["v0", "v1", "v2", "full"];
+    for (const name of names) {
       const { rpc: port } = ports.get(name) as { rpc: number };
-      nodes.push(await spawnNode(["start", "--home", home(name), "--log-level", "warn"], port, 30_000));
+      nodes.push(await spawnNode(["start", "--home", home(name), "--log-level", "info"], port, 30_000));
     }
+    // What each node last showed, named in the failure (a timeout alone does not say which node).
+    let seen = "";
     await waitFor(
       "every node at block 3 with 3 peers",
       async () => {
-        for (const node of nodes) {
-          if ((await rpc<number>(node.url, "chain_getRecentBlockNumber")) < 3) return undefined;
-          if ((await rpc<number>(node.url, "net_peerCount")) < 3) return undefined;
-        }
-        return true;
+        const views = await Promise.all(
+          nodes.map(async (node) => ({
+            height: await rpc<number>(node.url, "chain_getRecentBlockNumber"),
+            peers: await rpc<number>(node.url, "net_peerCount"),
+          })),
+        );
+        seen = views.map((view, i) => `${names[i]} ${view.height}/${view.peers}`).join(", ");
+        return views.every((view) => view.height >= 3 && view.peers >= 3) ? true : undefined;
       },
       60_000,
-    );
+    ).catch((err: Error) => {
+      const logs = nodes.map((node, i) => `--- ${names[i]}\n${node.output().slice(-4_000)}`);
+      throw new Error(`${err.message}; last seen (height/peers): ${seen}\n${logs.join("\n")}`);
+    });
     const hashes = await Promise.all(
       nodes.map((node) => rpc<{ hash: string }>(node.url, "chain_getBlockByNumber", { number: 2 })),
     );
