@@ -229,4 +229,23 @@ describe("Chain", () => {
     const otherBalances = new Chain(store, genesis({ accounts: [{ address: ALICE, balance: 1 }] }));
     await assert.rejects(otherBalances.open(), /another chain/);
   });
+
+  it("with genesisHash, compares the stored block 0 with it instead of building block 0 again", async () => {
+    const store = new MemoryStore();
+    const first = new Chain(store, genesis());
+    await first.open();
+    const block0 = first.head().hash;
+    // The hash is what is compared: a genesis that would build another block 0 is not built at
+    // all (the caller vouches that the hash is this genesis's, node/genesisCheck.ts), ...
+    const vouched = new Chain(store, genesis({ chain_id: 7 }), { genesisHash: block0 });
+    await vouched.open();
+    assert.equal(vouched.head().hash, block0);
+    // ... and a hash that is not the stored block 0's is another chain, as a built one would be.
+    const other = new Chain(store, genesis(), { genesisHash: `0x${"ab".repeat(32)}` });
+    await assert.rejects(other.open(), /another chain \(genesis 0x[0-9a-f]{64}, expected 0x(ab){32}\)/);
+    // A new store builds block 0 whatever it is told: its write needs the genesis trie.
+    const fresh = new Chain(new MemoryStore(), genesis(), { genesisHash: `0x${"ab".repeat(32)}` });
+    await fresh.open();
+    assert.equal(fresh.head().hash, block0);
+  });
 });
