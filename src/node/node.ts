@@ -26,6 +26,7 @@ import { SignatureWorkers } from "./signatureWorkers.ts";
 import type { NodeOptions } from "./options.ts";
 import { homePaths } from "./home.ts";
 import { explorerHandlers } from "./explorer.ts";
+import { genesisDigest, rememberedGenesisHash, rememberGenesisHash } from "./genesisCheck.ts";
 import { healthHandler, readyHandler } from "./health.ts";
 import { attachLiveUpdates, type LiveUpdates } from "./liveUpdates.ts";
 import type { Logger } from "./logger.ts";
@@ -185,12 +186,18 @@ export class ChainNode {
       }
       // A dev node executes in slices so that reads and admission go on meanwhile; a validator's
       // block is checked in one piece, within its round's deadline (ChainOptions).
-      const chain = new Chain(
-        store,
-        genesis,
-        mode.kind === "dev" ? { executionSliceMs: DEV_EXECUTION_SLICE_MS, writesAside: writeThread } : {},
-      );
+      // Block 0 is compared with the hash remembered for this genesis, if the home has one.
+      const digest = genesisDigest(genesis);
+      const genesisHash = rememberedGenesisHash(paths.data, digest);
+      const chain = new Chain(store, genesis, {
+        ...(mode.kind === "dev"
+          ? { executionSliceMs: DEV_EXECUTION_SLICE_MS, writesAside: writeThread }
+          : {}),
+        ...(genesisHash === undefined ? {} : { genesisHash }),
+      });
       await chain.open();
+      const block0 = store.getBlock(0)?.hash;
+      if (genesisHash === undefined && block0 !== undefined) rememberGenesisHash(paths.data, digest, block0);
       // What a kill inside a pruning write undid, or a stop left owed, is pruned without waiting for a block.
       store.resumePruning();
       // Before any block commits: it takes the periodic snapshots (and drops unfinished ones).

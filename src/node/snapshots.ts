@@ -9,6 +9,7 @@ import {
 } from "../chain/index.ts";
 import { armFailpoint, type FailpointSpec, type TestFaults } from "../faults/index.ts";
 import { type LmdbStore, ReadOnlyStore, type StoreSnapshotView } from "../storage/index.ts";
+import { genesisDigest, rememberedGenesisHash } from "./genesisCheck.ts";
 import { homePaths, loadGenesis } from "./home.ts";
 import type { Logger } from "./logger.ts";
 import type { SnapshotSettings } from "./options.ts";
@@ -294,7 +295,14 @@ export async function createSnapshot(params: {
       renameSync(partial, out);
       return { manifest, manifestHash: manifestHash(manifest), copied: true, bytes: statSync(out).size };
     }
-    const manifest = await writeSnapshotFile(view, genesis, out);
+    // The node remembers block 0's hash for its genesis: no need to build block 0 here again.
+    const genesisHash = rememberedGenesisHash(data, genesisDigest(genesis));
+    const manifest = await writeSnapshotFile(
+      view,
+      genesis,
+      out,
+      genesisHash === undefined ? {} : { genesisHash },
+    );
     return { manifest, manifestHash: manifestHash(manifest), copied: false, bytes: statSync(out).size };
   } finally {
     view?.done();
