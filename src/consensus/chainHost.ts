@@ -12,7 +12,7 @@ import {
 import { failpoint } from "../faults/index.ts";
 import { performance } from "node:perf_hooks";
 import { BuildBudget } from "./buildBudget.ts";
-import type { ConsensusHost, ConsensusMessage } from "./host.ts";
+import type { ConsensusHost, ConsensusMessage, ConsensusStep } from "./host.ts";
 import type { Evidence } from "./voteSet.ts";
 
 /**
@@ -57,6 +57,8 @@ export interface HostNetwork {
 export interface ChainHostEvents {
   onBlock?(block: StoredBlock, executed: ExecutedBlock): void;
   onEvidence?(evidence: Evidence): void;
+  /** A part of a height ended (ConsensusHost.stepTook): for the node's metrics. */
+  onStep?(step: ConsensusStep, ms: number): void;
   log(level: "debug" | "info" | "warn", message: string, fields?: Record<string, unknown>): void;
 }
 
@@ -180,6 +182,10 @@ export class ChainConsensusHost implements ConsensusHost {
 
   log(level: "debug" | "info" | "warn", message: string, fields?: Record<string, unknown>): void {
     this.events.log(level, message, fields);
+  }
+
+  stepTook(step: ConsensusStep, ms: number): void {
+    this.events.onStep?.(step, ms);
   }
 
   release(): void {

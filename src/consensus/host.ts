@@ -33,6 +33,14 @@ export interface ConsensusTimeouts {
   rebroadcastMs: number;
 }
 
+/**
+ * The parts of a height whose durations the engine reports (ConsensusHost.stepTook):
+ * `new_height` from the start of the height to its first round (the block time's wait), then each
+ * round's `propose`, `prevote` and `precommit` (a step ends when the next begins, a round when the
+ * next round or the decision begins), and `commit`, from the decision to the block being stored.
+ */
+export type ConsensusStep = "new_height" | "propose" | "prevote" | "precommit" | "commit";
+
 /** What the engine needs from the node: the chain, block building/checking, and the network. */
 export interface ConsensusHost {
   headNumber(): number;
@@ -57,4 +65,6 @@ export interface ConsensusHost {
    */
   onBehind(height: number): void;
   log(level: "debug" | "info" | "warn", message: string, fields?: Record<string, unknown>): void;
+  /** How long a step took, ms, told as it ends (the node's metrics; scheduler time). */
+  stepTook?(step: ConsensusStep, ms: number): void;
 }

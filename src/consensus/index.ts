@@ -43,6 +43,6 @@ export {
   type SignedRecord,
   type VoteSigner,
 } from "./signer.ts";
-export type { ConsensusHost, ConsensusMessage, ConsensusTimeouts } from "./host.ts";
+export type { ConsensusHost, ConsensusMessage, ConsensusStep, ConsensusTimeouts } from "./host.ts";
 export { TendermintEngine } from "./tendermint.ts";
 export { type AddResult, type Evidence, HeightVotes } from "./voteSet.ts";

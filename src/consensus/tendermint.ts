@@ -1,6 +1,6 @@
 import { type Commit, hashHeader } from "../chain/index.ts";
 import { failpoint } from "../faults/index.ts";
-import type { ConsensusHost, ConsensusMessage, ConsensusTimeouts } from "./host.ts";
+import type { ConsensusHost, ConsensusMessage, ConsensusStep, ConsensusTimeouts } from "./host.ts";
 import {
   type ProposalBody,
   recoverBodySigner,
@@ -64,6 +64,8 @@ export class TendermintEngine {
   private height = 0;
   private round = 0;
   private step: Step = "propose";
+  /** The part of the height under way and since when (scheduler time), for ConsensusHost.stepTook. */
+  private timing: { part: ConsensusStep; since: number } | undefined;
   private votes: HeightVotes | undefined;
   private proposals = new Map<number, HeldProposal>();
   private locked: { round: number; proposal: HeldProposal | undefined } = { round: -1, proposal: undefined };
@@ -215,6 +217,8 @@ export class TendermintEngine {
       return;
     }
     this.height = next;
+    // Whatever part of an abandoned height was under way (sync moved the head) is not reported.
+    this.timing = { part: "new_height", since: this.scheduler.now() };
     this.votes = new HeightVotes(this.height, this.host.validatorsAt(this.height));
     this.proposals = new Map();
     this.locked = { round: -1, proposal: undefined };
@@ -308,7 +312,7 @@ export class TendermintEngine {
 
   private async startRound(round: number): Promise<void> {
     this.round = round;
-    this.step = "propose";
+    this.enterStep("propose");
     this.roundStarted = true;
     const height = this.height;
     const proposer = this.schedule.proposer(height, round);
@@ -441,14 +445,14 @@ export class TendermintEngine {
         if (this.step === "prevote") {
           this.locked = { round, proposal };
           this.vote("precommit", proposal.hash);
-          this.step = "precommit";
+          this.enterStep("precommit");
         }
         this.valid = { round, proposal };
       });
     }
     if (this.step === "prevote" && votes.quorumFor("prevote", round) === "") {
       this.vote("precommit", "");
-      this.step = "precommit";
+      this.enterStep("precommit");
     }
     if (votes.hasQuorumAny("precommit", round)) {
       this.once(`precommit-wait/${round}`, () =>
@@ -468,13 +472,13 @@ export class TendermintEngine {
     if (pol_round === -1) {
       const ok = proposal.valid && (this.locked.round === -1 || lockedHash === proposal.hash);
       this.vote("prevote", ok ? proposal.hash : "");
-      this.step = "prevote";
+      this.enterStep("prevote");
       return;
     }
     if (votes.hasQuorumFor("prevote", pol_round, proposal.hash)) {
       const ok = proposal.valid && (this.locked.round <= pol_round || lockedHash === proposal.hash);
       this.vote("prevote", ok ? proposal.hash : "");
-      this.step = "prevote";
+      this.enterStep("prevote");
     }
   }
 
@@ -483,6 +487,7 @@ export class TendermintEngine {
     for (const [round, proposal] of this.proposals) {
       if (!proposal.valid || !votes.hasQuorumFor("precommit", round, proposal.hash)) continue;
       this.decided = true;
+      this.endPart("commit");
       const commit: Commit = {
         height: this.height,
         round,
@@ -490,6 +495,7 @@ export class TendermintEngine {
         signatures: votes.precommitSignatures(round, proposal.hash),
       };
       await this.host.commitBlock(proposal.signed.block, commit);
+      this.endPart(undefined);
       this.host.log("debug", "block committed", { height: this.height, round, hash: proposal.hash });
       await this.startHeight();
       return true;
@@ -510,20 +516,32 @@ export class TendermintEngine {
   private onTimeoutPropose(height: number, round: number): Promise<void> | undefined {
     if (height !== this.height || round !== this.round || this.step !== "propose" || this.decided) return;
     this.vote("prevote", "");
-    this.step = "prevote";
+    this.enterStep("prevote");
     return this.evaluate();
   }
 
   private onTimeoutPrevote(height: number, round: number): Promise<void> | undefined {
     if (height !== this.height || round !== this.round || this.step !== "prevote" || this.decided) return;
     this.vote("precommit", "");
-    this.step = "precommit";
+    this.enterStep("precommit");
     return this.evaluate();
   }
 
   private onTimeoutPrecommit(height: number, round: number): Promise<void> | undefined {
     if (height !== this.height || round !== this.round || this.decided) return;
     return this.startRound(round + 1);
+  }
+
+  private enterStep(step: Step): void {
+    this.step = step;
+    this.endPart(step);
+  }
+
+  /** Ends the part of the height under way, telling the host how long it took, and begins `next`. */
+  private endPart(next: ConsensusStep | undefined): void {
+    const now = this.scheduler.now();
+    if (this.timing !== undefined) this.host.stepTook?.(this.timing.part, now - this.timing.since);
+    this.timing = next === undefined ? undefined : { part: next, since: now };
   }
 
   private voteTimeout(round: number): number {

@@ -5,6 +5,7 @@ import { type Commit, hashHeader, type ProposedBlock, type Validator } from "../
 import {
   type ConsensusHost,
   type ConsensusMessage,
+  type ConsensusStep,
   type ConsensusTimeouts,
   ConsensusSigner,
   type Evidence,
@@ -61,6 +62,8 @@ export class Scenario {
   readonly evidence: Evidence[] = [];
   readonly behind: number[] = [];
   readonly warnings: string[] = [];
+  /** What the engine told of each part of a height as it ended (ConsensusHost.stepTook). */
+  readonly steps: { step: ConsensusStep; ms: number }[] = [];
   /** Signatures the engine recovered a signer from. */
   recoveries = 0;
   /** Heights for which the engine built a block of its own. */
@@ -128,6 +131,7 @@ export class Scenario {
       log: (level, message, fields) => {
         if (level === "warn") this.warnings.push(`${message} ${JSON.stringify(fields ?? {})}`);
       },
+      stepTook: (step, ms) => this.steps.push({ step, ms }),
     };
   }
 
