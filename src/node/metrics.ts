@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { ConsensusStep } from "../consensus/index.ts";
 import type { RpcServerHooks } from "../rpc/index.ts";
 
 /**
@@ -27,12 +28,15 @@ export interface MetricsSource {
 const RPC_BUCKETS_S = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5];
 // Block intervals: the block time is 1 s by default, dev chains commit on demand.
 const BLOCK_BUCKETS_S = [0.05, 0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 30, 60, 300];
+// Parts of a height: milliseconds on a LAN (a commit, a check), a wire's delay or a timeout on a WAN.
+const STEP_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export class NodeMetrics {
   readonly registry = new Registry();
   private readonly rpcCalls: Counter<"method" | "code">;
   private readonly rpcSeconds: Histogram<"method">;
   private readonly blockInterval: Histogram;
+  private readonly consensusStep: Histogram<"step">;
   private lastCommitAt: number | undefined;
   private readonly source: MetricsSource;
 
@@ -74,6 +78,13 @@ export class NodeMetrics {
       buckets: RPC_BUCKETS_S,
       registers,
     });
+    this.consensusStep = new Histogram({
+      name: `${METRICS_PREFIX}consensus_step_duration_seconds`,
+      help: "Time each part of a height took on this node: new_height (the block time's wait), each round's propose, prevote and precommit, and commit (the decided block stored).",
+      labelNames: ["step"],
+      buckets: STEP_BUCKETS_S,
+      registers,
+    });
     this.blockInterval = new Histogram({
       name: `${METRICS_PREFIX}block_interval_seconds`,
       help: "Time between two consecutive block commits on this node; blocks stored by sync are not observed.",
@@ -102,6 +113,11 @@ export class NodeMetrics {
       this.blockInterval.observe((now - this.lastCommitAt) / 1000);
     }
     this.lastCommitAt = now;
+  }
+
+  /** A part of a height ended (validators and full nodes of a network; a dev chain has none). */
+  onConsensusStep(step: ConsensusStep, ms: number): void {
+    this.consensusStep.observe({ step }, ms / 1000);
   }
 
   /** GET /metrics in the Prometheus text format. */

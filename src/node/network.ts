@@ -2,6 +2,7 @@ import { appendFileSync } from "node:fs";
 import {
   type Chain,
   type Genesis,
+  Listeners,
   type SignedTxInput,
   TxRejectedError,
   type TxRejectReason,
@@ -10,6 +11,7 @@ import {
   ChainConsensusHost,
   type ConsensusMessage,
   ConsensusSigner,
+  type ConsensusStep,
   type Evidence,
   isSignedProposal,
   isSignedVote,
@@ -142,6 +144,8 @@ export interface NetworkParts {
  */
 export class NetworkServices {
   readonly p2p: P2pNetwork;
+  /** Each part of a height as it ends, with how long it took (the node's metrics listen). */
+  readonly consensusSteps: Listeners<{ step: ConsensusStep; ms: number }>;
   private readonly engine: TendermintEngine;
   private readonly sync: BlockSync;
   private readonly signer: ConsensusSigner | undefined;
@@ -161,6 +165,9 @@ export class NetworkServices {
     this.admission = admission;
     this.log = log;
     const consensusLog = log.child({ module: "consensus" });
+    this.consensusSteps = new Listeners((error) =>
+      consensusLog.warn({ err: error }, "a step listener threw"),
+    );
     const logWith =
       (target: Logger) =>
       (level: "debug" | "info" | "warn", message: string, fields?: Record<string, unknown>) =>
@@ -202,6 +209,7 @@ export class NetworkServices {
           onBlock();
         },
         onEvidence: (evidence) => this.recordEvidence(paths.evidenceLog, evidence, consensusLog),
+        onStep: (step, ms) => this.consensusSteps.emit({ step, ms }),
         log: logWith(consensusLog),
       },
       address: validator?.address ?? "",

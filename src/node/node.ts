@@ -9,7 +9,7 @@ import {
   StateReads,
   stakeOf,
 } from "../chain/index.ts";
-import { SingleValidatorProducer, type ValidatorKey } from "../consensus/index.ts";
+import { type ConsensusStep, SingleValidatorProducer, type ValidatorKey } from "../consensus/index.ts";
 import { isAddress, toChecksumAddress } from "../crypto/index.ts";
 import {
   createRoutes,
@@ -71,6 +71,8 @@ interface BlockMaking {
   consensusRound(): number;
   /** The p2p listen addresses (none on a dev chain). */
   p2pAddrs(): string[];
+  /** How long each part of a height took (none on a dev chain: it has no rounds). */
+  observeConsensusSteps(listener: (step: ConsensusStep, ms: number) => void): void;
   stop(): Promise<void>;
 }
 
@@ -83,6 +85,7 @@ function devBlockMaking(producer: SingleValidatorProducer): BlockMaking {
     syncing: () => false,
     consensusRound: () => 0,
     p2pAddrs: () => [],
+    observeConsensusSteps: () => undefined,
     stop: () => producer.stop(),
   };
 }
@@ -95,6 +98,8 @@ function networkBlockMaking(services: NetworkServices): BlockMaking {
     syncing: () => services.syncing(),
     consensusRound: () => services.consensusRound(),
     p2pAddrs: () => services.p2p.listenAddrs(),
+    observeConsensusSteps: (listener) =>
+      void services.consensusSteps.add(({ step, ms }) => listener(step, ms)),
     stop: () => services.stop(),
   };
 }
@@ -285,7 +290,10 @@ export class ChainNode {
             headRound: () => chain.head().commit?.round ?? 0,
           })
         : undefined;
-      if (metrics !== undefined) chain.committed.add(() => metrics.onCommit());
+      if (metrics !== undefined) {
+        chain.committed.add(() => metrics.onCommit());
+        blocks.observeConsensusSteps((step, ms) => metrics.onConsensusStep(step, ms));
+      }
 
       const stateReads = new StateReads(store, {
         maxValueLeaves: options.rpc.maxValueLeaves,

@@ -25,7 +25,10 @@ describe("a network of four validators and a late full node (processes)", { time
   let net: Testnet;
   before(async () => {
     net = await Testnet.create(4, 1, BLOCK_TIME_MS);
-    await Promise.all([0, 1, 2, 3].map((i) => net.start(i)));
+    // Validator 0 serves /metrics (its consensus step times are checked below).
+    await Promise.all(
+      [0, 1, 2, 3].map((i) => net.start(i, i === 0 ? { env: { CHAIN_NODE_RPC_METRICS: "true" } } : {})),
+    );
   });
   after(() => net?.stopAll());
 
@@ -53,6 +56,15 @@ describe("a network of four validators and a late full node (processes)", { time
       "each validator sees the other three",
     );
     assert.equal(await rpc(net.url(0), "net_listening"), true);
+    // Each part of a height it decided is in its metrics (consensus_step_duration_seconds).
+    const metrics = await (await fetch(`${net.url(0)}/metrics`)).text();
+    for (const step of ["new_height", "propose", "prevote", "precommit", "commit"]) {
+      const count = new RegExp(
+        `^chain_node_consensus_step_duration_seconds_count\\{step="${step}"\\} (\\d+)$`,
+        "m",
+      );
+      assert.ok(Number(count.exec(metrics)?.[1] ?? 0) >= 1, `${step} observed:\n${metrics.slice(0, 400)}`);
+    }
   });
 
   it("keeps committing with one of four stopped", async () => {
