@@ -209,7 +209,9 @@ export async function importChain(options: ImportOptions): Promise<ImportSummary
     lock = HomeLock.acquire(paths.data);
     store = new LmdbStore(paths.data, options.retention);
     const opened = store;
-    const chain = new Chain(opened, genesis);
+    // Block 0's hash is the header's, which parseExportHeader checked against the header's genesis
+    // and the branch above against genesis.json: not built a third time (docs/decisions/022).
+    const chain = new Chain(opened, genesis, { genesisHash: header.genesis_hash });
     await chain.open();
     // Threads cost ~250 ms each to start: worth it only for a file with many signatures to check.
     const threads =
