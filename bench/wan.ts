@@ -14,7 +14,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { canMakeNamespaces, removeLeftoverNamespaces } from "../test/helpers/netnsCleanup.ts";
-import { WAN_LINKS, WanNetwork } from "../test/helpers/wanNetwork.ts";
+import { describeSteps, WAN_LINKS, WanNetwork } from "../test/helpers/wanNetwork.ts";
 import type { BenchContext } from "./context.ts";
 import type { LatencyResult, ThroughputResult } from "./netLoad.ts";
 import { type ScenarioResult, series } from "./report.ts";
@@ -42,7 +42,7 @@ export async function wanScenarios(ctx: BenchContext): Promise<ScenarioResult[]>
   const measured: Measured[] = [];
   try {
     for (const link of WAN_LINKS) {
-      const { latency, throughput } = await wan.measureLink(link, {
+      const { latency, throughput, steps } = await wan.measureLink(link, {
         latencyRate: LATENCY_RATE,
         latencyS,
         throughputS,
@@ -53,7 +53,8 @@ export async function wanScenarios(ctx: BenchContext): Promise<ScenarioResult[]>
       ctx.log(
         `wan ${link.delayMs} ± ${link.jitterMs} ms: latency p50 ${Math.round(latency.latencyP50Ms)} ms, ` +
           `p99 ${Math.round(latency.latencyP99Ms)} ms; full load ${Math.round(throughput.committedPerS)} transfers/s, ` +
-          `${(throughput.blocksInPhase / throughput.spanS).toFixed(2)} blocks/s`,
+          `${(throughput.blocksInPhase / throughput.spanS).toFixed(2)} blocks/s; ` +
+          `validator 0's steps during the latency phase, mean ms: ${describeSteps(steps)}`,
       );
       measured.push({ ...link, latency, throughput });
     }

@@ -50,6 +50,25 @@ export function unixRpc<T>(
   });
 }
 
+/** GET `path` through a unix socket (e.g. a node's /metrics): the body of a 200 answer. */
+export function unixGet(socketPath: string, path: string, timeoutMs = 5_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, method: "GET", path, agent: false, timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("error", reject);
+      res.on("end", () => {
+        const body = Buffer.concat(chunks).toString("utf8");
+        if (res.statusCode === 200) resolve(body);
+        else reject(new Error(`GET ${path}: ${res.statusCode} ${body.slice(0, 200)}`));
+      });
+    });
+    req.on("timeout", () => req.destroy(new Error(`GET ${path}: no answer within ${timeoutMs} ms`)));
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 /** `call`'s result, or undefined when it failed (a node not up yet, or cut off): for polling. */
 export async function orUndefined<T>(call: Promise<T>): Promise<T | undefined> {
   try {

@@ -9,7 +9,7 @@ import { type DelayProxyProcess, delayProxyCommand, startDelayProxyProcess } fro
 import { HostNetwork } from "./netns.ts";
 import { outputLine, runCli } from "./process.ts";
 import { waitFor } from "./testNode.ts";
-import { orUndefined, unixRpc } from "./unixRpc.ts";
+import { orUndefined, unixGet, unixRpc } from "./unixRpc.ts";
 
 /**
  * Validators on separate hosts with a wide-area link between every two of them, for the WAN
@@ -57,6 +57,28 @@ export type WanLoadSpec = NetLoadSpec extends infer S
     ? Omit<S, "urls" | "pollUrl" | "txsFile" | "firstTx">
     : never
   : never;
+
+/** Per consensus step: total ms and how many (a node's consensus_step_duration_seconds). */
+export type StepTotals = Record<string, { ms: number; count: number }>;
+/** Per consensus step: mean ms over a phase. */
+export type StepMeans = Record<string, number>;
+
+/** The mean of each step between two readings of the same node's totals. */
+export function stepMeans(before: StepTotals, after: StepTotals): StepMeans {
+  const means: StepMeans = {};
+  for (const [step, { ms, count }] of Object.entries(after)) {
+    const n = count - (before[step]?.count ?? 0);
+    if (n > 0) means[step] = (ms - (before[step]?.ms ?? 0)) / n;
+  }
+  return means;
+}
+
+/** The steps of a height in their order, with their mean ms. */
+export function describeSteps(steps: StepMeans): string {
+  return ["new_height", "propose", "prevote", "precommit", "commit"]
+    .map((step) => `${step} ${steps[step] === undefined ? "-" : Math.round(steps[step] as number)}`)
+    .join(", ");
+}
 
 export interface LinkShape {
   delayMs: number;
@@ -160,6 +182,8 @@ export class WanNetwork {
         CHAIN_NODE_RPC_HOST: "0.0.0.0",
         CHAIN_NODE_POOL_MAX_TXS: String(options.poolTxs),
         CHAIN_NODE_POOL_MAX_TXS_PER_ACCOUNT: String(options.poolTxs),
+        // Where a height's time goes (consensus_step_duration_seconds), read around each phase.
+        CHAIN_NODE_RPC_METRICS: "true",
         // The others know only validator 0, and learn each other from it.
         ...(i === 0 ? {} : { CHAIN_NODE_P2P_BOOTSTRAP: bootstrap }),
       };
@@ -218,6 +242,21 @@ export class WanNetwork {
   /** A JSON-RPC call to validator i, from this (root) namespace. */
   call<T>(i: number, method: string, params?: unknown): Promise<T> {
     return unixRpc<T>(this.socket(i), method, params);
+  }
+
+  /** Node i's consensus step durations so far: each step's total ms and count (its /metrics). */
+  async stepTotals(i: number): Promise<StepTotals> {
+    const text = await unixGet(this.socket(i), "/metrics");
+    const totals: StepTotals = {};
+    const line =
+      /^chain_node_consensus_step_duration_seconds_(sum|count)\{step="([a-z_]+)"\} ([0-9.e+-]+)$/gm;
+    for (const [, kind, step = "", value] of text.matchAll(line)) {
+      const entry = totals[step] ?? { ms: 0, count: 0 };
+      totals[step] = entry;
+      if (kind === "sum") entry.ms = Number(value) * 1000;
+      else entry.count = Number(value);
+    }
+    return totals;
   }
 
   head(i: number): Promise<number> {
@@ -300,9 +339,10 @@ export class WanNetwork {
   async measureLink(
     shape: LinkShape,
     phases: { latencyRate: number; latencyS: number; throughputS: number; windows: number },
-  ): Promise<{ latency: LatencyResult; throughput: ThroughputResult }> {
+  ): Promise<{ latency: LatencyResult; throughput: ThroughputResult; steps: StepMeans }> {
     await this.setLink(shape);
     await this.waitForBlocks(3);
+    const before = await this.stepTotals(0);
     const latency = await this.load<LatencyResult>({
       mode: "latency",
       pollMs: 20,
@@ -311,6 +351,7 @@ export class WanNetwork {
       tickMs: 20,
       drainS: 20,
     });
+    const steps = stepMeans(before, await this.stepTotals(0));
     await this.drain(2, 60_000);
     const throughput = await this.load<ThroughputResult>({
       mode: "throughput",
@@ -323,7 +364,7 @@ export class WanNetwork {
       maxBacklog: 10_000,
     });
     await this.drain(2, 180_000);
-    return { latency, throughput };
+    return { latency, throughput, steps };
   }
 
   /** testNode's waitFor on `check` (a failed call counts as not yet); on timeout, every node's output. */

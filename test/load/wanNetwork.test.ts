@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { LatencyResult, ThroughputResult } from "../../bench/netLoad.ts";
 import { canMakeNamespaces, removeLeftoverNamespaces } from "../helpers/netnsCleanup.ts";
-import { WAN_LINKS, WAN_NODE_PORT, WAN_P2P_PORT, WanNetwork } from "../helpers/wanNetwork.ts";
+import { describeSteps, WAN_LINKS, WAN_NODE_PORT, WAN_P2P_PORT, WanNetwork } from "../helpers/wanNetwork.ts";
 
 /**
  * Issue 19 item 4 and its acceptance: four validators on four hosts (network namespaces) whose
@@ -100,7 +100,7 @@ describe("validators across a WAN: four hosts, every p2p link through a delay pr
   for (const link of WAN_LINKS) {
     const delay = `${link.delayMs} ms ± ${link.jitterMs}`;
     it(`keeps committing at ${delay} one way: every transfer commits; latency and full-load throughput measured`, async (t) => {
-      const { latency, throughput } = await network().measureLink(link, {
+      const { latency, throughput, steps } = await network().measureLink(link, {
         latencyRate: LATENCY_RATE,
         latencyS: LATENCY_S,
         throughputS: THROUGHPUT_S,
@@ -112,6 +112,9 @@ describe("validators across a WAN: four hosts, every p2p link through a delay pr
       assert.deepEqual(throughput.rejected, {}, "no batch rejected under full load");
       rows.push({ delay, latency, throughput });
       t.diagnostic(describeRow(rows.at(-1) as Row));
+      t.diagnostic(
+        `${delay}: validator 0's consensus steps during the latency phase, mean ms: ${describeSteps(steps)}`,
+      );
     });
   }
 
