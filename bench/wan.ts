@@ -14,7 +14,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { canMakeNamespaces, removeLeftoverNamespaces } from "../test/helpers/netnsCleanup.ts";
-import { describeSteps, WAN_LINKS, WanNetwork } from "../test/helpers/wanNetwork.ts";
+import { describeSteps, type StepMeans, WAN_LINKS, WanNetwork } from "../test/helpers/wanNetwork.ts";
 import type { BenchContext } from "./context.ts";
 import type { LatencyResult, ThroughputResult } from "./netLoad.ts";
 import { type ScenarioResult, series } from "./report.ts";
@@ -26,6 +26,8 @@ interface Measured {
   jitterMs: number;
   latency: LatencyResult;
   throughput: ThroughputResult;
+  /** Validator 0's mean consensus step times over the latency phase, ms. */
+  steps: StepMeans;
 }
 
 export async function wanScenarios(ctx: BenchContext): Promise<ScenarioResult[]> {
@@ -56,7 +58,7 @@ export async function wanScenarios(ctx: BenchContext): Promise<ScenarioResult[]>
           `${(throughput.blocksInPhase / throughput.spanS).toFixed(2)} blocks/s; ` +
           `validator 0's steps during the latency phase, mean ms: ${describeSteps(steps)}`,
       );
-      measured.push({ ...link, latency, throughput });
+      measured.push({ ...link, latency, throughput, steps });
     }
   } finally {
     await wan.stop();
@@ -74,6 +76,7 @@ export async function wanScenarios(ctx: BenchContext): Promise<ScenarioResult[]>
       committedPerS: Math.round(m.throughput.committedPerS),
       blocksPerS: Number((m.throughput.blocksInPhase / m.throughput.spanS).toFixed(2)),
       backlogMax: m.throughput.backlogMax,
+      stepMeansMs: Object.fromEntries(Object.entries(m.steps).map(([step, ms]) => [step, Math.round(ms)])),
     };
     /** One row: this link's figure against the same figure at 0 ms. */
     const row = (
