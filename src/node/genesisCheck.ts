@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
 import type { Genesis } from "../chain/index.ts";
+import { homePaths, writeAtomically } from "./home.ts";
 
 /**
  * Block 0's hash for a genesis, remembered per home, so that opening a home does not rebuild block
@@ -15,8 +15,6 @@ import type { Genesis } from "../chain/index.ts";
  * data directory of another chain is refused as before. Only whoever can write the home can forge
  * a record, and they can replace its chain data as well.
  */
-const FILE = "genesis-check.json";
-
 interface GenesisCheck {
   digest: string;
   hash: string;
@@ -27,9 +25,9 @@ export function genesisDigest(genesis: Genesis): string {
   return createHash("sha256").update(JSON.stringify(genesis)).digest("hex");
 }
 
-/** Block 0's hash recorded in `dataDir` for the genesis whose digest is `digest`, if any. */
-export function rememberedGenesisHash(dataDir: string, digest: string): string | undefined {
-  const path = join(dataDir, FILE);
+/** Block 0's hash recorded in `home` for the genesis whose digest is `digest`, if any. */
+export function rememberedGenesisHash(home: string, digest: string): string | undefined {
+  const path = homePaths(home).genesisCheck;
   if (!existsSync(path)) return undefined;
   try {
     const record = JSON.parse(readFileSync(path, "utf8")) as Partial<GenesisCheck>;
@@ -40,10 +38,7 @@ export function rememberedGenesisHash(dataDir: string, digest: string): string |
 }
 
 /** Records block 0's hash for the genesis of `digest`, once the chain has checked it (atomically). */
-export function rememberGenesisHash(dataDir: string, digest: string, hash: string): void {
-  const path = join(dataDir, FILE);
+export function rememberGenesisHash(home: string, digest: string, hash: string): void {
   const record: GenesisCheck = { digest, hash };
-  const temporary = `${path}.tmp-${process.pid}`;
-  writeFileSync(temporary, `${JSON.stringify(record)}\n`);
-  renameSync(temporary, path);
+  writeAtomically(homePaths(home).genesisCheck, `${JSON.stringify(record)}\n`);
 }

@@ -17,6 +17,8 @@ export const homePaths = (home: string) => ({
   signingLog: join(home, "data", "signing.jsonl"),
   /** Conflicting votes seen from other validators. */
   evidenceLog: join(home, "data", "evidence.jsonl"),
+  /** Block 0's hash for genesis.json's digest (genesisCheck.ts): a cache, rebuilt when missing. */
+  genesisCheck: join(home, "data", "genesis-check.json"),
 });
 
 export interface KeyFile {
@@ -36,7 +38,7 @@ export function loadGenesis(home: string): Genesis {
 }
 
 /** Writes a file whole or not at all: a crash leaves the old file or the new one, never half. */
-function writeAtomically(path: string, text: string): void {
+export function writeAtomically(path: string, text: string): void {
   const temporary = `${path}.tmp-${process.pid}`;
   writeFileSync(temporary, text);
   renameSync(temporary, path);

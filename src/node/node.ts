@@ -193,7 +193,7 @@ export class ChainNode {
       // block is checked in one piece, within its round's deadline (ChainOptions).
       // Block 0 is compared with the hash remembered for this genesis, if the home has one.
       const digest = genesisDigest(genesis);
-      const genesisHash = rememberedGenesisHash(paths.data, digest);
+      const genesisHash = rememberedGenesisHash(options.home, digest);
       const chain = new Chain(store, genesis, {
         ...(mode.kind === "dev"
           ? { executionSliceMs: DEV_EXECUTION_SLICE_MS, writesAside: writeThread }
@@ -202,7 +202,8 @@ export class ChainNode {
       });
       await chain.open();
       const block0 = store.getBlock(0)?.hash;
-      if (genesisHash === undefined && block0 !== undefined) rememberGenesisHash(paths.data, digest, block0);
+      if (genesisHash === undefined && block0 !== undefined)
+        rememberGenesisHash(options.home, digest, block0);
       // What a kill inside a pruning write undid, or a stop left owed, is pruned without waiting for a block.
       store.resumePruning();
       // Before any block commits: it takes the periodic snapshots (and drops unfinished ones).

@@ -296,7 +296,7 @@ export async function createSnapshot(params: {
       return { manifest, manifestHash: manifestHash(manifest), copied: true, bytes: statSync(out).size };
     }
     // The node remembers block 0's hash for its genesis: no need to build block 0 here again.
-    const genesisHash = rememberedGenesisHash(data, genesisDigest(genesis));
+    const genesisHash = rememberedGenesisHash(home, genesisDigest(genesis));
     const manifest = await writeSnapshotFile(
       view,
       genesis,

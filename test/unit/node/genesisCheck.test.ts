@@ -27,23 +27,22 @@ describe("block 0's hash remembered per home (node/genesisCheck.ts)", () => {
   });
 
   it("gives the hash only for the digest it was recorded for; a missing or torn record is none", () => {
-    const dir = join(root, "records");
+    const home = join(root, "records");
     const digest = genesisDigest(GENESIS);
-    assert.equal(rememberedGenesisHash(dir, digest), undefined, "no record");
-    mkdirSync(dir);
-    rememberGenesisHash(dir, digest, HASH_A);
-    assert.equal(rememberedGenesisHash(dir, digest), HASH_A);
-    assert.equal(rememberedGenesisHash(dir, "00".repeat(32)), undefined, "another genesis");
-    writeFileSync(join(dir, "genesis-check.json"), '{"digest":');
-    assert.equal(rememberedGenesisHash(dir, digest), undefined, "a torn file");
+    assert.equal(rememberedGenesisHash(home, digest), undefined, "no record");
+    mkdirSync(homePaths(home).data, { recursive: true });
+    rememberGenesisHash(home, digest, HASH_A);
+    assert.equal(rememberedGenesisHash(home, digest), HASH_A);
+    assert.equal(rememberedGenesisHash(home, "00".repeat(32)), undefined, "another genesis");
+    writeFileSync(homePaths(home).genesisCheck, '{"digest":');
+    assert.equal(rememberedGenesisHash(home, digest), undefined, "a torn file");
   });
 
   it("a node records it when its chain opens, opens again from it, and still refuses another chain", async () => {
     const home = join(root, "node");
-    const data = homePaths(home).data;
     const first = await startTestNode({ home, keepHome: true });
     await first.stop();
-    assert.equal(rememberedGenesisHash(data, genesisDigest(GENESIS)), BLOCK0, "recorded at the first open");
+    assert.equal(rememberedGenesisHash(home, genesisDigest(GENESIS)), BLOCK0, "recorded at the first open");
 
     const again = await startTestNode({ home, keepHome: true });
     const head = await again.call("chain_getBlockByNumber", { number: 0 });
@@ -57,7 +56,7 @@ describe("block 0's hash remembered per home (node/genesisCheck.ts)", () => {
     );
     // A record that names a wrong block 0 for this genesis is believed, and the store refuses it:
     // what makes the node's chain data the one it serves is the stored block 0, not the record.
-    rememberGenesisHash(data, genesisDigest(GENESIS), HASH_A);
+    rememberGenesisHash(home, genesisDigest(GENESIS), HASH_A);
     await assert.rejects(
       startTestNode({ home, keepHome: true }),
       /another chain \(genesis 0x[0-9a-f]{64}, expected 0x(ab){32}\)/,
@@ -73,7 +72,7 @@ describe("block 0's hash remembered per home (node/genesisCheck.ts)", () => {
     const made = await createSnapshot({ home, out, faults: NO_TEST_FAULTS });
     assert.equal(made.manifest.genesis_hash, BLOCK0);
     // Proof that the record is what it used: a wrong one makes the stored block 0 "another chain".
-    rememberGenesisHash(homePaths(home).data, genesisDigest(GENESIS), HASH_A);
+    rememberGenesisHash(home, genesisDigest(GENESIS), HASH_A);
     await assert.rejects(
       createSnapshot({ home, out: join(root, "b.snapshot"), faults: NO_TEST_FAULTS }),
       /another chain than genesis\.json \(genesis 0x(ab){32}\)/,
