@@ -14,7 +14,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { canMakeNamespaces, removeLeftoverNamespaces } from "../test/helpers/netnsCleanup.ts";
-import { describeSteps, type StepMeans, WAN_LINKS, WanNetwork } from "../test/helpers/wanNetwork.ts";
+import { describeSteps, type StepMeans } from "../test/helpers/consensusSteps.ts";
+import { WAN_LINKS, WanNetwork } from "../test/helpers/wanNetwork.ts";
 import type { BenchContext } from "./context.ts";
 import type { LatencyResult, ThroughputResult } from "./netLoad.ts";
 import { type ScenarioResult, series } from "./report.ts";

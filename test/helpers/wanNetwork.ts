@@ -9,6 +9,7 @@ import { type DelayProxyProcess, delayProxyCommand, startDelayProxyProcess } fro
 import { HostNetwork } from "./netns.ts";
 import { outputLine, runCli } from "./process.ts";
 import { waitFor } from "./testNode.ts";
+import { type StepMeans, type StepTotals, stepMeans, stepTotalsOf } from "./consensusSteps.ts";
 import { orUndefined, unixGet, unixRpc } from "./unixRpc.ts";
 
 /**
@@ -57,28 +58,6 @@ export type WanLoadSpec = NetLoadSpec extends infer S
     ? Omit<S, "urls" | "pollUrl" | "txsFile" | "firstTx">
     : never
   : never;
-
-/** Per consensus step: total ms and how many (a node's consensus_step_duration_seconds). */
-export type StepTotals = Record<string, { ms: number; count: number }>;
-/** Per consensus step: mean ms over a phase. */
-export type StepMeans = Record<string, number>;
-
-/** The mean of each step between two readings of the same node's totals. */
-export function stepMeans(before: StepTotals, after: StepTotals): StepMeans {
-  const means: StepMeans = {};
-  for (const [step, { ms, count }] of Object.entries(after)) {
-    const n = count - (before[step]?.count ?? 0);
-    if (n > 0) means[step] = (ms - (before[step]?.ms ?? 0)) / n;
-  }
-  return means;
-}
-
-/** The steps of a height in their order, with their mean ms. */
-export function describeSteps(steps: StepMeans): string {
-  return ["new_height", "propose", "prevote", "precommit", "commit"]
-    .map((step) => `${step} ${steps[step] === undefined ? "-" : Math.round(steps[step] as number)}`)
-    .join(", ");
-}
 
 export interface LinkShape {
   delayMs: number;
@@ -246,17 +225,7 @@ export class WanNetwork {
 
   /** Node i's consensus step durations so far: each step's total ms and count (its /metrics). */
   async stepTotals(i: number): Promise<StepTotals> {
-    const text = await unixGet(this.socket(i), "/metrics");
-    const totals: StepTotals = {};
-    const line =
-      /^chain_node_consensus_step_duration_seconds_(sum|count)\{step="([a-z_]+)"\} ([0-9.e+-]+)$/gm;
-    for (const [, kind, step = "", value] of text.matchAll(line)) {
-      const entry = totals[step] ?? { ms: 0, count: 0 };
-      totals[step] = entry;
-      if (kind === "sum") entry.ms = Number(value) * 1000;
-      else entry.count = Number(value);
-    }
-    return totals;
+    return stepTotalsOf(await unixGet(this.socket(i), "/metrics"));
   }
 
   head(i: number): Promise<number> {

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { LatencyResult, ThroughputResult } from "../../bench/netLoad.ts";
 import { canMakeNamespaces, removeLeftoverNamespaces } from "../helpers/netnsCleanup.ts";
-import { describeSteps, WAN_LINKS, WAN_NODE_PORT, WAN_P2P_PORT, WanNetwork } from "../helpers/wanNetwork.ts";
+import { describeSteps } from "../helpers/consensusSteps.ts";
+import { WAN_LINKS, WAN_NODE_PORT, WAN_P2P_PORT, WanNetwork } from "../helpers/wanNetwork.ts";
 
 /**
  * Issue 19 item 4 and its acceptance: four validators on four hosts (network namespaces) whose
