@@ -9,6 +9,20 @@ interface Waiting {
 }
 
 /**
+ * A block write that has run `elapsedMs` without committing (reported every SLOW_WRITE_MS until
+ * it does): `lockHeld` says whether the thread's transaction has begun. If not, it waits for
+ * LMDB's write lock, which another writer holds (this process's pool journal or pruning, or
+ * another process on the same home); if so, the thread is writing or committing (the disk).
+ */
+export interface SlowBlockWrite {
+  elapsedMs: number;
+  lockHeld: boolean;
+}
+
+/** How long a block write runs before it is reported, and how often after that. */
+const SLOW_WRITE_MS = 5_000;
+
+/**
  * The store's block writer: a thread of its own (blockWriterThread.mjs) that makes a block's
  * planned writes in one LMDB write transaction and commits it, durable, while this thread goes on.
  * Started at the first write; one write at a time (the store's commits are sequential). A thread
@@ -21,18 +35,31 @@ export class BlockWriter {
   private readonly tableNames: TableName[];
   private worker: Worker | undefined;
   /**
-   * The id of the last write the thread committed, stored by the thread right after the commit:
-   * `committed` reads it without waiting for the thread's message.
+   * Stored by the thread: [0] the id of the last write it committed, right after the commit
+   * (`committed` reads it without waiting for the thread's message); [1] the id of the last write
+   * whose transaction began (it then holds LMDB's write lock).
    */
-  private readonly lastCommitted = new Int32Array(new SharedArrayBuffer(4));
+  private readonly progress = new Int32Array(new SharedArrayBuffer(8));
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 1;
+  private readonly onSlow: ((report: SlowBlockWrite) => void) | undefined;
+  private readonly slowMs: number;
 
-  /** `tables`: the store's open tables, by name; the thread opens the same ones alike. */
-  constructor(path: string, tables: ReadonlyMap<TableName, Database<unknown, Key>>) {
+  /**
+   * `tables`: the store's open tables, by name; the thread opens the same ones alike. `onSlow` is
+   * told of a write that has not committed after `slowMs`, and again every `slowMs` until it does.
+   */
+  constructor(
+    path: string,
+    tables: ReadonlyMap<TableName, Database<unknown, Key>>,
+    onSlow?: (report: SlowBlockWrite) => void,
+    slowMs = SLOW_WRITE_MS,
+  ) {
     this.path = path;
     this.tableIndex = new Map([...tables.values()].map((table, i) => [table, i]));
     this.tableNames = [...tables.keys()];
+    this.onSlow = onSlow;
+    this.slowMs = slowMs;
   }
 
   /**
@@ -53,7 +80,22 @@ export class BlockWriter {
       worker.ref(); // a write under way keeps the process alive until it ends
       worker.postMessage({ id, write: message }, transfer);
     });
-    return { done, committed: () => Atomics.load(this.lastCommitted, 0) >= id };
+    if (this.onSlow !== undefined) this.watch(id, done, this.onSlow);
+    return { done, committed: () => Atomics.load(this.progress, 0) >= id };
+  }
+
+  /** Reports write `id` to `onSlow` every slowMs until `done` settles. */
+  private watch(id: number, done: Promise<void>, onSlow: (report: SlowBlockWrite) => void): void {
+    const started = performance.now();
+    const timer = setInterval(() => {
+      onSlow({
+        elapsedMs: Math.round(performance.now() - started),
+        lockHeld: Atomics.load(this.progress, 1) >= id,
+      });
+    }, this.slowMs);
+    timer.unref();
+    const stop = () => clearInterval(timer);
+    done.then(stop, stop);
   }
 
   /** Ends the thread (after the writes under way), closing its handle on the environment. */
@@ -80,7 +122,7 @@ export class BlockWriter {
         path: this.path,
         environment: ENVIRONMENT_OPTIONS,
         tables,
-        lastCommitted: this.lastCommitted,
+        progress: this.progress,
       },
     });
     worker.unref();

@@ -15,7 +15,9 @@ const KILL = 2;
 const PACKED_KEY = 4;
 const PACKED_VALUE = 8;
 
-const { path, environment, tables, lastCommitted } = workerData;
+// progress[0]: the id of the last write committed; progress[1]: of the last one whose
+// transaction began, i.e. that holds LMDB's write lock (blockWriter.ts's slow-write report).
+const { path, environment, tables, progress } = workerData;
 const root = open({ path, ...environment });
 /** In the order of blockWriter.ts's table list: a message names a table by its index. */
 const databases = tables.map(({ name, options }) => root.openDB({ name, ...options }));
@@ -28,6 +30,7 @@ parentPort.on("message", (message) => {
   const { id, write } = message;
   try {
     root.transactionSync(() => {
+      Atomics.store(progress, 1, id);
       const { kinds, tables: at, keys, values, bytes, ends } = write;
       /** Span `j` of the packed byte strings (a view: nothing copied). */
       const span = (j) => bytes.subarray(j === 0 ? 0 : ends[j - 1], ends[j]);
@@ -46,7 +49,7 @@ parentPort.on("message", (message) => {
       }
     });
     // Before the message: the pool journal asks whether a removal has committed (removeAside).
-    Atomics.store(lastCommitted, 0, id);
+    Atomics.store(progress, 0, id);
     parentPort.postMessage({ id });
   } catch (error) {
     // Nothing of the transaction was written (it aborted); the store rejects the block's write.

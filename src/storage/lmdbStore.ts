@@ -26,7 +26,7 @@ import {
   type RetiredEntry,
 } from "./pruning.ts";
 import type { ReadView } from "./readView.ts";
-import { BlockWriter } from "./blockWriter.ts";
+import { BlockWriter, type SlowBlockWrite } from "./blockWriter.ts";
 import { type BlockTables, PRUNE_FLOOR, planBlockWrite, pruneBudget } from "./blockWritePlan.ts";
 import { PruningWrites } from "./pruningWrites.ts";
 import { openSnapshotView, type StoreSnapshotView, writeSnapshot } from "./snapshotTables.ts";
@@ -48,6 +48,8 @@ export interface StoreOptions {
    * next commitBlock rejects with the error.
    */
   onPruneError?: (error: unknown) => void;
+  /** Told of a block write on the thread that has not committed after 5 s, and every 5 s until it does. */
+  onSlowBlockWrite?: (report: SlowBlockWrite) => void;
 }
 
 /**
@@ -155,7 +157,8 @@ export class LmdbStore implements ChainStore {
       retention,
     );
     this.startDeletionRecord();
-    this.writer = options.writeThread === true ? new BlockWriter(path, written) : undefined;
+    this.writer =
+      options.writeThread === true ? new BlockWriter(path, written, options.onSlowBlockWrite) : undefined;
     this.pruning = new PruningWrites(
       { write: (budget) => this.pruneWrite(budget), paused: () => this.together },
       options.onPruneError,

@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { type Database, type Key, open, type RootDatabase } from "lmdb";
+import { BlockWriter, type SlowBlockWrite } from "../../../src/storage/blockWriter.ts";
+import { ENVIRONMENT_OPTIONS, openTable } from "../../../src/storage/schema.ts";
+import { WriteBatch } from "../../../src/storage/writeBatch.ts";
+
+/**
+ * The writer thread's slow-write report (node.ts logs it): a block write that waits says so, and
+ * says whether it waits for LMDB's write lock. Here another process holds that lock, as a second
+ * writer on the same home would.
+ */
+
+/** A process that opens `path`, takes LMDB's write lock, prints "locked", and holds it for `ms`. */
+function holdWriteLock(path: string, ms: number): { child: ChildProcess; locked: Promise<void> } {
+  const script = `
+    import { open } from "lmdb";
+    const root = open({ path: ${JSON.stringify(path)}, ...${JSON.stringify(ENVIRONMENT_OPTIONS)} });
+    root.transactionSync(() => {
+      root.put("holder", 1);
+      process.stdout.write("locked\\n");
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${ms});
+    });
+    await root.close();
+  `;
+  const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+    cwd: process.cwd(),
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const locked = new Promise<void>((resolve, reject) => {
+    child.stdout?.on("data", (chunk: Buffer) => {
+      if (chunk.toString().includes("locked")) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`the lock holder exited (${code}) before it locked`)));
+  });
+  return { child, locked };
+}
+
+describe("BlockWriter's slow-write report", () => {
+  const dirs: string[] = [];
+  const roots: RootDatabase[] = [];
+  const children: ChildProcess[] = [];
+  after(async () => {
+    for (const child of children) child.kill("SIGKILL");
+    for (const root of roots) await root.close();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const setUp = (slowMs: number) => {
+    const path = mkdtempSync(join(tmpdir(), "chain-node-slow-write-"));
+    dirs.push(path);
+    const root = open({ path, ...ENVIRONMENT_OPTIONS });
+    roots.push(root);
+    const meta = openTable<number, string>(root, "meta");
+    const reports: SlowBlockWrite[] = [];
+    const tables = new Map([["meta" as const, meta as Database<unknown, Key>]]);
+    const writer = new BlockWriter(path, tables, (report) => reports.push(report), slowMs);
+    const batch = (value: number) => {
+      const b = new WriteBatch();
+      b.put(meta, "value", value);
+      return b;
+    };
+    return { path, meta, writer, reports, batch };
+  };
+
+  it("reports nothing for a write that commits in time", async () => {
+    const { meta, writer, reports, batch } = setUp(2_000);
+    await writer.write(batch(1)).done;
+    assert.equal(meta.get("value"), 1);
+    await writer.close();
+    assert.deepEqual(reports, []);
+  });
+
+  it("reports a write that waits for LMDB's write lock, while it waits, then lets it commit", async () => {
+    const { path, meta, writer, reports, batch } = setUp(150);
+    await writer.write(batch(1)).done; // the thread is up: what follows times only the wait
+    const holder = holdWriteLock(path, 1_200);
+    children.push(holder.child);
+    await holder.locked;
+    const { done, committed } = writer.write(batch(2));
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    assert.ok(reports.length >= 2, `reported every 150 ms while it waited (${reports.length})`);
+    assert.ok(
+      reports.every((r) => !r.lockHeld),
+      "each report says the thread waits for the lock",
+    );
+    assert.ok((reports[1]?.elapsedMs ?? 0) > (reports[0]?.elapsedMs ?? 0), "elapsed time grows");
+    assert.equal(committed(), false);
+    await done;
+    assert.equal(meta.get("value"), 2);
+    const count = reports.length;
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.equal(reports.length, count, "no report after the commit");
+    await writer.close();
+  });
+});
