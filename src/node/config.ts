@@ -96,11 +96,12 @@ export function fileLayer(home: string): ConfigLayer {
 
 /** One variable's text as the setting's type; undefined when it cannot be one. */
 function parseEnvValue(schema: TSchema, text: string): unknown {
-  // A union of numbers (e.g. 0 or at least 2) reads as a number too.
-  const numericUnion = (schema.anyOf as TSchema[] | undefined)?.every(
-    (member) => member.type === "integer" || member.type === "number",
-  );
-  switch (numericUnion === true ? "number" : schema.type) {
+  // A union of numbers (e.g. 0 or at least 2) reads as a number too, and a union with a boolean
+  // (true, false or "auto") as a boolean when the text is one.
+  const members = schema.anyOf as TSchema[] | undefined;
+  const numericUnion = members?.every((member) => member.type === "integer" || member.type === "number");
+  const booleanUnion = members?.some((member) => member.type === "boolean");
+  switch (numericUnion === true ? "number" : booleanUnion === true ? "boolean" : schema.type) {
     case "integer":
     case "number":
       return /^-?\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : text;

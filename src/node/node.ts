@@ -23,7 +23,7 @@ import { LmdbStore } from "../storage/index.ts";
 import type { StateSyncProgress } from "../sync/index.ts";
 import { Admission, PendingPool } from "../txpool/index.ts";
 import { SignatureWorkers } from "./signatureWorkers.ts";
-import type { NodeOptions } from "./options.ts";
+import { type NodeOptions, writeThreadFor } from "./options.ts";
 import { homePaths } from "./home.ts";
 import { explorerHandlers } from "./explorer.ts";
 import { genesisDigest, rememberedGenesisHash, rememberGenesisHash } from "./genesisCheck.ts";
@@ -161,13 +161,21 @@ export class ChainNode {
     mkdirSync(paths.data, { recursive: true });
     // Before the store opens: another node on this home would write it (and sign) as its own.
     const lock = HomeLock.acquire(paths.data);
-    const { writeThread, ...retention } = options.storage;
+    const { writeThread: setting, ...retention } = options.storage;
+    const writeThread = writeThreadFor(setting, mode.kind);
     let store: LmdbStore;
     try {
       store = new LmdbStore(paths.data, retention, {
         writeThread,
         onPruneError: (error) =>
           log.warn({ err: error }, "pruning write failed; tried again after the next block"),
+        // Not committed after seconds: whether the thread waits for LMDB's write lock (another
+        // writer holds it) or for its own write and the disk (docs/operations.md).
+        onSlowBlockWrite: ({ elapsedMs, lockHeld }) =>
+          log.warn(
+            { elapsedMs, waitingFor: lockHeld ? "write and sync" : "LMDB write lock" },
+            "block write on the writer thread not committed yet",
+          ),
       });
     } catch (error) {
       lock.release();

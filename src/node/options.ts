@@ -28,9 +28,10 @@ export interface NodeOptions {
   sync: StateSyncSettings;
   /**
    * How many recent states and blocks the data directory keeps (storage/pruning.ts), and whether
-   * blocks are written by the store's writer thread (docs/decisions/018-block-writer-thread.md).
+   * blocks are written by the store's writer thread (docs/decisions/018-block-writer-thread.md):
+   * "auto" writes on it on a dev node and on the event loop on a network node (writeThreadFor).
    */
-  storage: RetentionOptions & { writeThread: boolean };
+  storage: RetentionOptions & { writeThread: WriteThreadSetting };
   /** Round timeouts; the block time (commitMs) comes from genesis unless overridden. */
   consensus: ConsensusSettings;
   /** Periodic state snapshots (docs/operations.md, "Snapshots"). */
@@ -101,6 +102,19 @@ export const defaultConsensusTimeouts: ConsensusSettings = {
   busyBlockPercent: 50,
 };
 
+/** `storage.write_thread`: on, off, or by the kind of node ("auto"). */
+export type WriteThreadSetting = boolean | "auto";
+
+/**
+ * Whether a node of `kind` writes its blocks on the store's thread. "auto" is on for a dev node,
+ * whose event loop then answers reads during a block's write, and off for a network node: on a
+ * machine shared by validators the copy to the thread costs more blocks than it frees
+ * (docs/decisions/018-block-writer-thread.md, "Where it is on").
+ */
+export function writeThreadFor(setting: WriteThreadSetting, kind: "dev" | "network"): boolean {
+  return setting === "auto" ? kind === "dev" : setting;
+}
+
 /** The engine's timeouts for a block time of `blockTimeMs`. */
 export function consensusTimeouts(settings: ConsensusSettings, blockTimeMs: number): ConsensusTimeouts {
   const { busyBlockPercent, ...timeouts } = settings;
@@ -124,7 +138,7 @@ export function defaultNodeOptions(home: string): NodeOptions {
     name: hostname(),
     location: "",
     p2p: { ...defaultP2pSettings, bootstrap: [], announce: [] },
-    storage: { ...defaultRetention, writeThread: false },
+    storage: { ...defaultRetention, writeThread: "auto" },
     sync: { stateSync: false, trustHeight: 0, trustHash: "", chunkFetchers: 4 },
     consensus: { ...defaultConsensusTimeouts },
     snapshot: { interval: 0, keep: 2 },

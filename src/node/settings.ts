@@ -455,8 +455,8 @@ export const SETTINGS: readonly Setting[] = [
   setting({
     section: "storage",
     key: "write_thread",
-    schema: Type.Boolean(),
-    doc: "Write blocks on a thread of the store's own, so that reads and submissions are answered during a block's write (more CPU per block; docs/decisions/018-block-writer-thread.md).",
+    schema: Type.Union([Type.Boolean(), Type.Literal("auto")]),
+    doc: "Write blocks on a thread of the store's own, so that reads and submissions are answered during a block's write (more CPU per block); \"auto\": on for a dev node, off for a network node (docs/decisions/018-block-writer-thread.md).",
     get: (o) => o.storage.writeThread,
     set: (o, v) => {
       o.storage.writeThread = v;

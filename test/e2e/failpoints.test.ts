@@ -184,13 +184,21 @@ describe("failpoints (kill at every durable step, restart, check)", { concurrenc
   });
 
   const half = Math.ceil(COMMIT_POINTS.length / 2);
-  it(`dev: block 0 and the commit points ${COMMIT_POINTS.slice(0, half).join(", ")}`, (t) =>
-    runDevFailpoints(t, "dev A", "commit.afterStateWrites", COMMIT_POINTS.slice(0, half)));
-  it(`dev: block 0 and the points ${[...COMMIT_POINTS.slice(half), ...JOURNAL_POINTS].join(", ")}`, (t) =>
-    runDevFailpoints(t, "dev B", "commit.afterHeadWrite", [...COMMIT_POINTS.slice(half), ...JOURNAL_POINTS]));
-  // The same points with the block written by the store's thread (a kill op inside its write),
-  // and those after it, which then run once the write lands, while the next block may already
-  // be executing (docs/decisions/021-next-block-while-the-last-is-written.md).
+  // The block written on the event loop (a network node's way; a dev node's with write_thread off).
+  const onLoop = { CHAIN_NODE_STORAGE_WRITE_THREAD: "false" };
+  it(`dev, write_thread off: block 0 and the commit points ${COMMIT_POINTS.slice(0, half).join(", ")}`, (t) =>
+    runDevFailpoints(t, "dev A", "commit.afterStateWrites", COMMIT_POINTS.slice(0, half), onLoop));
+  it(`dev, write_thread off: block 0 and the points ${[...COMMIT_POINTS.slice(half), ...JOURNAL_POINTS].join(", ")}`, (t) =>
+    runDevFailpoints(
+      t,
+      "dev B",
+      "commit.afterHeadWrite",
+      [...COMMIT_POINTS.slice(half), ...JOURNAL_POINTS],
+      onLoop,
+    ));
+  // The same points with the block written by the store's thread (a dev node's default: a kill
+  // op inside its write), and those after it, which then run once the write lands, while the next
+  // block may already be executing (docs/decisions/021-next-block-while-the-last-is-written.md).
   it(`dev with storage.write_thread: block 0 and ${COMMIT_POINTS.slice(0, half).join(", ")}`, (t) =>
     runDevFailpoints(t, "dev A, writer thread", "commit.afterBlockWrites", COMMIT_POINTS.slice(0, half), {
       CHAIN_NODE_STORAGE_WRITE_THREAD: "true",

@@ -19,6 +19,7 @@ import {
   resolveConfig,
   SETTINGS,
   settingId,
+  writeThreadFor,
 } from "../../../src/node/index.ts";
 
 const DOCS = resolve(dirname(fileURLToPath(import.meta.url)), "../../../docs/configuration.md");
@@ -141,12 +142,27 @@ describe("configuration: flags > environment > config.toml > defaults", () => {
     assert.deepEqual(defaultNodeOptions("/x").storage, {
       retainStates: 128,
       retainBlocks: 0,
-      writeThread: false,
+      writeThread: "auto",
     });
-    const threaded = resolveConfig(defaultNodeOptions("/x"), [
-      envLayer({ CHAIN_NODE_STORAGE_WRITE_THREAD: "true" }),
-    ]);
-    assert.equal(threaded.options.storage.writeThread, true);
+  });
+
+  it("takes storage.write_thread as true, false or auto; auto is on for a dev node only", () => {
+    const fromEnv = (text: string) =>
+      resolveConfig(defaultNodeOptions("/x"), [envLayer({ CHAIN_NODE_STORAGE_WRITE_THREAD: text })]).options
+        .storage.writeThread;
+    assert.equal(fromEnv("true"), true);
+    assert.equal(fromEnv("0"), false);
+    assert.equal(fromEnv("auto"), "auto");
+    assert.throws(() => fromEnv("sometimes"), /CHAIN_NODE_STORAGE_WRITE_THREAD: storage\.write_thread/);
+    const file = (toml: string) =>
+      resolveConfig(defaultNodeOptions("/x"), [fileLayer(homeWith(toml))]).options.storage.writeThread;
+    assert.equal(file('[storage]\nwrite_thread = "auto"\n'), "auto");
+    assert.equal(file("[storage]\nwrite_thread = false\n"), false);
+    assert.throws(() => file('[storage]\nwrite_thread = "yes"\n'), /storage\.write_thread/);
+    assert.equal(writeThreadFor("auto", "dev"), true);
+    assert.equal(writeThreadFor("auto", "network"), false);
+    assert.equal(writeThreadFor(true, "network"), true);
+    assert.equal(writeThreadFor(false, "dev"), false);
   });
 
   it("treats a home without config.toml as an empty file", () => {
