@@ -23,3 +23,14 @@ export class TimeSlices {
     this.started = performance.now();
   }
 }
+
+/**
+ * Resolves once the event loop has polled for I/O (read the requests that arrived meanwhile). One
+ * setImmediate is not always enough: queued from the poll phase (after a worker's message, as
+ * when the block before has just been written), it runs in that same iteration's check phase,
+ * before the next poll; the second then runs in the next iteration's.
+ */
+export async function afterIoTurn(): Promise<void> {
+  await nextTurn();
+  await nextTurn();
+}

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
+import { readFile, stat } from "node:fs";
 import { describe, it } from "node:test";
 import { Chain, type ExecutedBlock, type Tx } from "../../../src/chain/index.ts";
+import { afterIoTurn } from "../../../src/chain/timeSlices.ts";
 import { MemoryStore } from "../../helpers/memoryStore.ts";
 import { ACCOUNTS, GENESIS, userWrites, VALIDATOR } from "../../helpers/smallChain.ts";
 import { turnsWhile } from "../../helpers/turns.ts";
@@ -52,5 +54,26 @@ describe("Chain.execute in time slices", () => {
     assert.ok(turns > 0, "no other turn ran while 4,000 transactions executed");
     assert.equal(executed.results.length, txs.length);
     assert.deepEqual(executed.changes.get(lastPath), 3_999);
+  });
+});
+
+describe("afterIoTurn", () => {
+  it("resumes only after I/O that completed meanwhile is handled, even when called from an I/O callback", async () => {
+    // A file-system callback runs in the poll phase: from there, one setImmediate resumes in the
+    // same iteration's check phase, before the next poll reads what completed meanwhile (the
+    // case of Chain.commitAside right after the block before was written).
+    const order: string[] = [];
+    await new Promise<void>((done, fail) => {
+      readFile(import.meta.filename, () => {
+        stat(import.meta.filename, () => order.push("io"));
+        const until = performance.now() + 20;
+        while (performance.now() < until); // the stat completes on the thread pool meanwhile
+        afterIoTurn().then(() => {
+          order.push("resumed");
+          done();
+        }, fail);
+      });
+    });
+    assert.deepEqual(order, ["io", "resumed"]);
   });
 });
