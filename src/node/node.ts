@@ -170,7 +170,7 @@ export class ChainNode {
         onPruneError: (error) =>
           log.warn({ err: error }, "pruning write failed; tried again after the next block"),
         // Not committed after seconds: whether the thread waits for LMDB's write lock (another
-        // writer holds it) or for its own write and the disk (docs/operations.md).
+        // writer holds it) or for its own write and the disk (docs/monitoring.md, "Logs").
         onSlowBlockWrite: ({ elapsedMs, lockHeld }) =>
           log.warn(
             { elapsedMs, waitingFor: lockHeld ? "write and sync" : "LMDB write lock" },

@@ -9,8 +9,8 @@ interface Waiting {
 }
 
 /**
- * A block write that has run `elapsedMs` without committing (reported every SLOW_WRITE_MS until
- * it does): `lockHeld` says whether the thread's transaction has begun. If not, it waits for
+ * A block write that has run `elapsedMs` without committing (reported every `slowMs`, 5 s by
+ * default, until it does): `lockHeld` says whether the thread's transaction has begun. If not, it waits for
  * LMDB's write lock, which another writer holds (this process's pool journal or pruning, or
  * another process on the same home); if so, the thread is writing or committing (the disk).
  */

@@ -63,7 +63,7 @@ export class TxPool {
 
   add(entry: PoolEntry): void {
     const { tx } = entry;
-    // Measured (and remembered) as it arrives, a few µs within its own admission: otherwise the
+    // Measured (and remembered) as it arrives, ~10 µs within its own admission: otherwise the
     // first block to select it measured it, 5,000 of them in one turn of the event loop (15-90 ms
     // on a dev node under load, every request waiting meanwhile).
     txSize(tx);
