@@ -5,7 +5,13 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { genesisBlock } from "../../../src/chain/index.ts";
 import { NO_TEST_FAULTS } from "../../../src/faults/index.ts";
-import { createSnapshot, devAccounts, devGenesis } from "../../../src/node/index.ts";
+import {
+  createSnapshot,
+  devAccounts,
+  devGenesis,
+  exportChain,
+  importChain,
+} from "../../../src/node/index.ts";
 import { genesisDigest, rememberedGenesisHash, rememberGenesisHash } from "../../../src/node/genesisCheck.ts";
 import { homePaths, loadGenesis, saveGenesis } from "../../../src/node/home.ts";
 import { startTestNode } from "../../helpers/testNode.ts";
@@ -78,5 +84,19 @@ describe("block 0's hash remembered per home (node/genesisCheck.ts)", () => {
       /another chain than genesis\.json \(genesis 0x(ab){32}\)/,
     );
     assert.equal(existsSync(join(root, "b.snapshot")), false);
+  });
+
+  it("import into a home of the same genesis compares the file's block 0 with the record", async () => {
+    const home = join(root, "import");
+    const node = await startTestNode({ home, keepHome: true });
+    await node.stop();
+    saveGenesis(home, GENESIS);
+    const file = join(root, "chain.ndjson");
+    await exportChain({ home, out: file });
+    const again = await importChain({ home, file });
+    assert.deepEqual([again.imported, again.wroteGenesis], [0, false]);
+    // Proof that the record is what it compared: a wrong one refuses the file as another chain's.
+    rememberGenesisHash(home, genesisDigest(GENESIS), HASH_A);
+    await assert.rejects(importChain({ home, file }), /genesis\.json of chain \d+ \(genesis 0x(ab){32}\)/);
   });
 });
