@@ -236,5 +236,3 @@ export async function importChain(options: ImportOptions): Promise<ImportSummary
     lock?.release();
   }
 }
-
-/** genesis.json written whole or not at all: a kill leaves no half file that would stop the next run. */

@@ -9,7 +9,7 @@ import {
   headsAbove,
   sendRoundRobin,
 } from "../helpers/chainChecks.ts";
-import { stepTotalsOf } from "../helpers/consensusSteps.ts";
+import { CONSENSUS_STEPS, stepTotalsOf } from "../helpers/consensusSteps.ts";
 import { rpc } from "../helpers/process.ts";
 import { signTx, type TxBodyInput, transferBody, waitFor } from "../helpers/testNode.ts";
 import { Testnet } from "../helpers/testnet.ts";
@@ -59,7 +59,7 @@ describe("a network of four validators and a late full node (processes)", { time
     assert.equal(await rpc(net.url(0), "net_listening"), true);
     // Each part of a height it decided is in its metrics (consensus_step_duration_seconds).
     const steps = stepTotalsOf(await (await fetch(`${net.url(0)}/metrics`)).text());
-    for (const step of ["new_height", "propose", "prevote", "precommit", "commit"]) {
+    for (const step of CONSENSUS_STEPS) {
       assert.ok((steps[step]?.count ?? 0) >= 1, `${step} observed: ${JSON.stringify(steps)}`);
     }
   });

@@ -2,6 +2,7 @@
  * A node's consensus step times as its /metrics shows them (chain_node_consensus_step_duration_seconds,
  * docs/monitoring.md): read, compared between two readings, and printed.
  */
+import type { ConsensusStep } from "../../src/consensus/index.ts";
 
 /** Per consensus step: total ms and how many (a node's consensus_step_duration_seconds). */
 export type StepTotals = Record<string, { ms: number; count: number }>;
@@ -18,11 +19,20 @@ export function stepMeans(before: StepTotals, after: StepTotals): StepMeans {
   return means;
 }
 
+/** The parts of a height in their order (src/consensus's ConsensusStep). */
+export const CONSENSUS_STEPS = [
+  "new_height",
+  "propose",
+  "prevote",
+  "precommit",
+  "commit",
+] as const satisfies readonly ConsensusStep[];
+
 /** The steps of a height in their order, with their mean ms. */
 export function describeSteps(steps: StepMeans): string {
-  return ["new_height", "propose", "prevote", "precommit", "commit"]
-    .map((step) => `${step} ${steps[step] === undefined ? "-" : Math.round(steps[step] as number)}`)
-    .join(", ");
+  return CONSENSUS_STEPS.map(
+    (step) => `${step} ${steps[step] === undefined ? "-" : Math.round(steps[step] as number)}`,
+  ).join(", ");
 }
 
 /** Each step's total ms and count in a /metrics text. */
