@@ -95,10 +95,29 @@ export class StateTrie {
    * (the next block executes on top of this one meanwhile: Chain.commitAside).
    */
   markCommitted(underWay = false): void {
+    this.movedOn(underWay);
+    this.trie.markCommitted();
+  }
+
+  /**
+   * `pendingWrite()` and `markCommitted()` with their walks over the block's new nodes cut into
+   * pieces, awaiting `pause` between them (MerkleTrie.newNodesInSlices): nothing else may change
+   * the trie meanwhile.
+   */
+  async numberNewNodes(pause: () => Promise<void>): Promise<void> {
+    await this.trie.newNodesInSlices(pause);
+  }
+
+  async markCommittedInSlices(underWay: boolean, pause: () => Promise<void>): Promise<void> {
+    this.movedOn(underWay);
+    await this.trie.markCommittedInSlices(pause);
+  }
+
+  /** The trie's committed root becomes the current one; its nodes are read from the write until `written()` if `underWay`. */
+  private movedOn(underWay: boolean): void {
     const writes = this.trie.newNodes();
     this.committedRoot = trieWrite(writes).root;
     this.unwritten = underWay ? writes.records : undefined;
-    this.trie.markCommitted();
   }
 
   /** The write markCommitted(true) was told of is durable: the store holds its nodes. */

@@ -34,3 +34,26 @@ export async function afterIoTurn(): Promise<void> {
   await nextTurn();
   await nextTurn();
 }
+
+/**
+ * Work written as a generator that yields between its pieces (MerkleTrie.newNodes, a block's
+ * write plan), run in one go: the same code serves a caller that cannot pause.
+ */
+export function runSteps<T>(steps: Generator<void, T, void>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** `runSteps`, awaiting `pause` at each of the work's yields (TimeSlices.pause). */
+export async function runStepsPaused<T>(
+  steps: Generator<void, T, void>,
+  pause: () => Promise<void>,
+): Promise<T> {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await pause();
+  }
+}

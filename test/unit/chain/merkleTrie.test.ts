@@ -371,6 +371,52 @@ describe("MerkleTrie", () => {
     assert.ok(nodes.reads <= 3, `only the path below depth 2 is read (read ${nodes.reads})`);
   });
 
+  it("numbers and releases in slices exactly as in one piece (newNodesInSlices, markCommittedInSlices)", async () => {
+    // Two tries on stores of their own take the same blocks: one commits in one piece, the other
+    // in slices, pausing between the root's subtrees. Same records (ids and bytes), same roots,
+    // and the same nodes left decoded (the same store reads for the next block's writes).
+    const whole = new NodeMap();
+    const sliced = new NodeMap();
+    const a = whole.open(undefined, { residentDepth: 2 });
+    const b = sliced.open(undefined, { residentDepth: 2 });
+    const key = (i: number) => keccak256(Uint8Array.of(i >> 8, i & 255));
+    let pauses = 0;
+    const pause = async () => {
+      pauses++;
+    };
+    for (let block = 0; block < 5; block++) {
+      whole.reads = 0;
+      sliced.reads = 0;
+      for (let i = 0; i < 600; i++) {
+        const k = key((i * 7 + block * 131) % 3000);
+        const value = Uint8Array.of(block, i & 255, 1);
+        if (i % 50 === 49) {
+          a.del(k);
+          b.del(k);
+        } else {
+          a.put(k, value);
+          b.put(k, value);
+        }
+      }
+      assert.equal(sliced.reads, whole.reads, `block ${block}: the same nodes were decoded`);
+      if (block > 0) assert.ok(whole.reads > 0, "nodes below the resident depth were released");
+      const before = pauses;
+      const expected = a.newNodes();
+      const got = await b.newNodesInSlices(pause);
+      assert.ok(pauses > before, "numbering paused");
+      assert.deepEqual([...got.records.keys()], [...expected.records.keys()]);
+      for (const [id, record] of expected.records)
+        assert.equal(hex(got.records.get(id) as Uint8Array), hex(record));
+      assert.deepEqual(got.root?.id, expected.root?.id);
+      assert.deepEqual(got.retired, expected.retired);
+      for (const [id, record] of got.records) sliced.records.set(id, record);
+      const pausedBefore = pauses;
+      await b.markCommittedInSlices(pause);
+      assert.ok(pauses > pausedBefore, "releasing paused");
+      store(a, whole);
+    }
+  });
+
   it("buildTrie gives the root and the very records of putting the same entries one by one (property)", () => {
     // Up to 2,000 entries: enough to grow PackedEntries' arrays past their first size.
     const entriesArb = fc.uniqueArray(fc.tuple(keyArb, valueArb), {
