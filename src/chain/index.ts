@@ -74,6 +74,7 @@ export {
   type ValueProof,
 } from "./stateReads.ts";
 export { StateTrie, type TrieNodeReader, type TrieWrite } from "./stateTrie.ts";
+export { runSteps, TimeSlices } from "./timeSlices.ts";
 export {
   isQuorum,
   selectValidators,

@@ -167,6 +167,8 @@ export class ChainNode {
     try {
       store = new LmdbStore(paths.data, retention, {
         writeThread,
+        // A dev node plans and hands over its block writes in slices, as it executes (below).
+        ...(mode.kind === "dev" ? { writeSliceMs: DEV_EXECUTION_SLICE_MS } : {}),
         onPruneError: (error) =>
           log.warn({ err: error }, "pruning write failed; tried again after the next block"),
         // Not committed after seconds: whether the thread waits for LMDB's write lock (another

@@ -1,10 +1,19 @@
 import type { Database } from "lmdb";
-import type { BlockWrite, ConfirmedTx, JsonValue, StoredBlock, Validator } from "../chain/index.ts";
+import {
+  type BlockWrite,
+  type ConfirmedTx,
+  type JsonValue,
+  runSteps,
+  type StoredBlock,
+  TimeSlices,
+  type Validator,
+} from "../chain/index.ts";
+import type { BlockWriter, PartedWrite } from "./blockWriter.ts";
 import type { HistoryIndex } from "./historyIndex.ts";
 import type { LmdbPoolJournal } from "./poolJournal.ts";
 import { packIds, type Pruner, type RetiredEntry } from "./pruning.ts";
 import { SCHEMA_VERSION } from "./schema.ts";
-import type { TableWrites } from "./writeBatch.ts";
+import { type TableWrites, WriteBatch } from "./writeBatch.ts";
 
 /**
  * Entries pruning may delete for one block, of old states and again of old blocks (see
@@ -52,6 +61,9 @@ export interface PlannedBlockWrite {
   written: number;
 }
 
+/** Items (transactions, state changes, trie nodes) planBlockWriteSteps plans between two yields. */
+const ITEMS_PER_STEP = 256;
+
 /**
  * Writes `write`'s block by `batch`: at once inside the caller's write transaction
  * (directWrites), or recorded in a WriteBatch to be made later (it then reads committed data
@@ -64,15 +76,35 @@ export function planBlockWrite(
   batch: TableWrites,
   pruneInBlock: boolean,
 ): PlannedBlockWrite {
+  return runSteps(planBlockWriteSteps(tables, write, batch, pruneInBlock));
+}
+
+/**
+ * planBlockWrite's work, yielding after every ITEMS_PER_STEP items of a kind: a plan recorded in
+ * a WriteBatch may be made in slices (LmdbStore.commitBlock), the committed data it reads staying
+ * as it was until the block's own write (block writes are sequential).
+ */
+function* planBlockWriteSteps(
+  tables: BlockTables,
+  write: BlockWrite,
+  batch: TableWrites,
+  pruneInBlock: boolean,
+): Generator<void, PlannedBlockWrite, void> {
   const { block } = write;
   batch.put(tables.blocks, block.header.number, block);
   if (write.parent !== undefined) batch.put(tables.blocks, write.parent.header.number, write.parent);
   batch.put(tables.blockNumbers, block.hash, block.header.number);
-  for (const confirmed of write.txs) batch.put(tables.txs, confirmed.tx.hash, confirmed);
-  const indexed = tables.history.add(batch, write.txs, write.credited);
+  let indexed = 0;
+  for (let start = 0; start < write.txs.length; start += ITEMS_PER_STEP) {
+    const txs = write.txs.slice(start, start + ITEMS_PER_STEP);
+    for (const confirmed of txs) batch.put(tables.txs, confirmed.tx.hash, confirmed);
+    indexed += tables.history.add(batch, txs, write.credited?.slice(start, start + ITEMS_PER_STEP));
+    yield;
+  }
   const unjournaled = tables.journal.removeInWrite(batch, write.journalRemovals);
   batch.failpoint("commit.afterBlockWrites");
   const deleted: string[] = [];
+  let items = 0;
   for (const [path, value] of write.stateChanges) {
     if (value !== null) batch.put(tables.state, path, value);
     // A change to null may name a path that held nothing (SET_VALUE clears its target first).
@@ -81,12 +113,13 @@ export function planBlockWrite(
       batch.put(tables.stateDeleted, path, block.header.number);
       deleted.push(path);
     }
+    if (++items % ITEMS_PER_STEP === 0) yield;
   }
   // Ids only grow, so these land at the end of the table: appended pages, not rewritten ones.
   let written = write.txs.length + indexed;
   for (const [id, record] of write.trie.nodes) {
     batch.put(tables.trie, id, record);
-    written++;
+    if (++written % ITEMS_PER_STEP === 0) yield;
   }
   if (tables.pruner.prunesStates) recordRetired(tables, batch, write, deleted);
   if (write.trie.root !== undefined) batch.put(tables.trieRoots, write.trie.root.hash, write.trie.root.id);
@@ -99,6 +132,7 @@ export function planBlockWrite(
   }
   batch.failpoint("commit.afterStateWrites");
   if (pruneInBlock) {
+    yield;
     tables.pruner.prune(batch, block.header.number, inBlockPruneBudget(written, write.txs.length), {
       root: write.trie.root?.hash,
       deleted: new Set(deleted),
@@ -109,6 +143,35 @@ export function planBlockWrite(
   batch.put(tables.meta, "schema_version", SCHEMA_VERSION);
   batch.failpoint("commit.afterHeadWrite");
   return { unjournaled, written };
+}
+
+/** Writes recorded by a sliced plan (planForThread) that go to the writer thread as one part. */
+const OPS_PER_PART = 2_048;
+
+/**
+ * Plans `write` for the writer thread (the block's pruning included): in one piece, or, with
+ * `sliceMs`, in slices of the event loop, each part of the plan sent to the thread as it is
+ * recorded (BlockWriter.begin). For 5,000 transfers the plan, its encoding into messages and their
+ * copying take ~10 ms each (docs/performance.md); in slices, requests are answered in between.
+ * Resolves to the write begun and the batch's rest, which `parted.write` sends to make it all.
+ */
+export async function planForThread(
+  tables: BlockTables,
+  write: BlockWrite,
+  writer: BlockWriter,
+  sliceMs: number | undefined,
+): Promise<{ planned: PlannedBlockWrite; parted: PartedWrite; rest: WriteBatch }> {
+  const batch = new WriteBatch();
+  const parted = writer.begin();
+  const steps = planBlockWriteSteps(tables, write, batch, true);
+  if (sliceMs === undefined) return { planned: runSteps(steps), parted, rest: batch };
+  const slices = new TimeSlices(sliceMs);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return { planned: step.value, parted, rest: batch };
+    if (batch.size >= OPS_PER_PART) parted.sendPart(batch);
+    await slices.pause();
+  }
 }
 
 /**

@@ -19,6 +19,18 @@ export interface SlowBlockWrite {
   lockHeld: boolean;
 }
 
+/** A write on the thread under way: see BlockWriter.write. */
+export interface ThreadWrite {
+  done: Promise<void>;
+  committed: () => boolean;
+}
+
+/** A write sent in parts: see BlockWriter.begin. */
+export interface PartedWrite {
+  sendPart(batch: WriteBatch): void;
+  write(batch: WriteBatch): ThreadWrite;
+}
+
 /** How long a block write runs before it is reported, and how often after that. */
 const SLOW_WRITE_MS = 5_000;
 
@@ -67,22 +79,48 @@ export class BlockWriter {
    * and `committed()` says at any moment whether it has (true from the commit on, maybe before
    * `done` resolves).
    */
-  write(batch: WriteBatch): { done: Promise<void>; committed: () => boolean } {
-    const { message, transfer } = batch.toMessage((table) => {
-      const index = this.tableIndex.get(table);
-      if (index === undefined) throw new Error("BlockWriter: a write to a table it was not given");
-      return index;
-    });
-    const worker = this.started();
+  write(batch: WriteBatch): ThreadWrite {
+    return this.begin().write(batch);
+  }
+
+  /**
+   * A write whose batch is sent in parts as it is planned (`sendPart` takes what the batch
+   * recorded so far, which it then no longer holds), all made in one transaction with the
+   * batch's rest when `write` sends that: a large block's hand-over in pieces copied between
+   * turns of the event loop, not ~20 ms of it in one. The thread counts the parts: if one did not
+   * reach it (the thread died and another started), the write fails instead of making the rest.
+   * A write begun and never made (its plan failed) is dropped by the thread at the next one.
+   */
+  begin(): PartedWrite {
     const id = this.nextId++;
+    let parts = 0;
+    return {
+      sendPart: (batch) => {
+        const { message, transfer } = batch.toMessage(this.indexOf);
+        this.started().postMessage({ id, part: message }, transfer);
+        parts++;
+      },
+      write: (batch) => this.send(id, batch, parts),
+    };
+  }
+
+  private send(id: number, batch: WriteBatch, parts: number): ThreadWrite {
+    const { message, transfer } = batch.toMessage(this.indexOf);
+    const worker = this.started();
     const done = new Promise<void>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       worker.ref(); // a write under way keeps the process alive until it ends
-      worker.postMessage({ id, write: message }, transfer);
+      worker.postMessage({ id, write: message, parts }, transfer);
     });
     if (this.onSlow !== undefined) this.watch(id, done, this.onSlow);
     return { done, committed: () => Atomics.load(this.progress, 0) >= id };
   }
+
+  private readonly indexOf = (table: Database<unknown, Key>): number => {
+    const index = this.tableIndex.get(table);
+    if (index === undefined) throw new Error("BlockWriter: a write to a table it was not given");
+    return index;
+  };
 
   /** Reports write `id` to `onSlow` every slowMs until `done` settles. */
   private watch(id: number, done: Promise<void>, onSlow: (report: SlowBlockWrite) => void): void {

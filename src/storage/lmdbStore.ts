@@ -26,12 +26,18 @@ import {
   type RetiredEntry,
 } from "./pruning.ts";
 import type { ReadView } from "./readView.ts";
-import { BlockWriter, type SlowBlockWrite } from "./blockWriter.ts";
-import { type BlockTables, PRUNE_FLOOR, planBlockWrite, pruneBudget } from "./blockWritePlan.ts";
+import { BlockWriter, type PartedWrite, type SlowBlockWrite } from "./blockWriter.ts";
+import {
+  type BlockTables,
+  PRUNE_FLOOR,
+  planBlockWrite,
+  planForThread,
+  pruneBudget,
+} from "./blockWritePlan.ts";
 import { PruningWrites } from "./pruningWrites.ts";
 import { openSnapshotView, type StoreSnapshotView, writeSnapshot } from "./snapshotTables.ts";
 import { ENVIRONMENT_OPTIONS, openTable, SCHEMA_VERSION, type TableName } from "./schema.ts";
-import { directWrites, WriteBatch } from "./writeBatch.ts";
+import { directWrites, type WriteBatch } from "./writeBatch.ts";
 
 export interface StoreOptions {
   /**
@@ -41,6 +47,8 @@ export interface StoreOptions {
    * block is written in one synchronous transaction on the caller's thread.
    */
   writeThread?: boolean;
+  /** With a writer thread: plan and hand over each block's write in slices this long (planForThread). */
+  writeSliceMs?: number;
   /** Transactions per write of the schema-6 upgrade (tests make it small). */
   historyRebuildBatchTxs?: number;
   /**
@@ -93,6 +101,7 @@ export class LmdbStore implements ChainStore {
   private readonly tables: BlockTables;
   /** Makes the blocks' writes on a thread of its own, if StoreOptions.writeThread (see commitBlock). */
   private readonly writer: BlockWriter | undefined;
+  private readonly writeSliceMs: number | undefined;
   /** The block write in flight on the writer thread, if any; settles when it has ended. */
   private inFlight: Promise<unknown> | undefined;
   /** Pruning in writes of its own after the blocks' (see commitBlock). */
@@ -159,6 +168,7 @@ export class LmdbStore implements ChainStore {
     this.startDeletionRecord();
     this.writer =
       options.writeThread === true ? new BlockWriter(path, written, options.onSlowBlockWrite) : undefined;
+    this.writeSliceMs = options.writeSliceMs;
     this.pruning = new PruningWrites(
       { write: (budget) => this.pruneWrite(budget), paused: () => this.together },
       options.onPruneError,
@@ -284,11 +294,12 @@ export class LmdbStore implements ChainStore {
    * - without a writer thread, or inside commitTogether (a child transaction of its write), in a
    *   synchronous transaction on this thread: store, head and pool change in one turn;
    * - with one (StoreOptions.writeThread), planned into a WriteBatch on this thread (reads of
-   *   committed data, nothing written) and made by that thread, while this one answers reads and
-   *   admits. The chain moves its head, and the pool drops the block's transactions, only once
-   *   this resolves, but the thread's commit is visible to new read transactions before that: so
-   *   until then every read of this store goes through a read transaction on the commit before
-   *   it (`at`), and nothing shows a transaction in block N while the head is still N-1.
+   *   committed data, nothing written; in slices with StoreOptions.writeSliceMs) and made by
+   *   that thread, while this one answers reads and admits. The chain moves its head, and the
+   *   pool drops the block's transactions, only once this resolves, but the thread's commit is
+   *   visible to new read transactions before that: so until then every read of this store goes
+   *   through a read transaction on the commit before it (`at`), and nothing shows a transaction
+   *   in block N while the head is still N-1.
    */
   async commitBlock(write: BlockWrite): Promise<void> {
     // Only while a hold is on: otherwise the write begins in this very turn, as it always has.
@@ -296,9 +307,8 @@ export class LmdbStore implements ChainStore {
     const pruneError = this.pruning.takeError();
     if (pruneError !== undefined) throw pruneError;
     if (this.writer !== undefined && !this.together) {
-      const batch = new WriteBatch();
-      const { unjournaled } = planBlockWrite(this.tables, write, batch, true);
-      await this.writeAside(this.writer, batch, unjournaled);
+      const plan = await planForThread(this.tables, write, this.writer, this.writeSliceMs);
+      await this.writeAside(plan.parted, plan.rest, plan.planned.unjournaled);
     } else if (this.together) {
       const { unjournaled } = this.root.transactionSync(() =>
         planBlockWrite(this.tables, write, directWrites, true),
@@ -352,17 +362,17 @@ export class LmdbStore implements ChainStore {
   }
 
   /**
-   * Makes `batch` on the writer thread, removing the journal entries of `unjournaled`; reads see
-   * the commit before it until it resolves.
+   * Makes `parted` on the writer thread (its parts sent, `rest` not yet), removing the journal
+   * entries of `unjournaled`; reads see the commit before it until it resolves.
    */
-  private async writeAside(writer: BlockWriter, batch: WriteBatch, unjournaled: string[]): Promise<void> {
+  private async writeAside(parted: PartedWrite, rest: WriteBatch, unjournaled: string[]): Promise<void> {
     if (this.inFlight !== undefined) throw new Error("commitBlock: a block's write is already under way");
     const transaction = this.root.useReadTransaction();
     this.at = { transaction };
     let removal: { settle(committed: boolean): Promise<void> } | undefined;
     let ok = false;
     try {
-      const { done, committed } = writer.write(batch);
+      const { done, committed } = parted.write(rest);
       removal = this.journal.removeAside(unjournaled, committed);
       this.inFlight = done.catch(() => undefined);
       await done;

@@ -55,9 +55,14 @@ const FAILPOINT = Symbol("failpoint");
  * Reads made while planning do not see the plan's own writes.
  */
 export class WriteBatch implements TableWrites {
-  private readonly tables: (Database<unknown, Key> | typeof FAILPOINT)[] = [];
-  private readonly keys: (Key | FailpointName)[] = [];
-  private readonly values: unknown[] = [];
+  private tables: (Database<unknown, Key> | typeof FAILPOINT)[] = [];
+  private keys: (Key | FailpointName)[] = [];
+  private values: unknown[] = [];
+
+  /** Writes (and failpoints) recorded since the last toMessage. */
+  get size(): number {
+    return this.tables.length;
+  }
 
   put<V, K extends Key>(table: Database<V, K>, key: K, value: V): void {
     this.tables.push(table as Database<unknown, Key>);
@@ -79,15 +84,18 @@ export class WriteBatch implements TableWrites {
   }
 
   /**
-   * The recorded writes as a message for the block writer thread, tables by `tableIndex`. A
-   * failpoint is counted here, in order, as a write made at once would; the one due becomes a kill
-   * at its place.
+   * The writes recorded since the last call as a message for the block writer thread, tables by
+   * `tableIndex`; the batch is then empty. A failpoint is counted here, in order, as a write made
+   * at once would; the one due becomes a kill at its place.
    */
   toMessage(tableIndex: (table: Database<unknown, Key>) => number): {
     message: WriteMessage;
     transfer: ArrayBuffer[];
   } {
     const { tables, keys, values } = this;
+    this.tables = [];
+    this.keys = [];
+    this.values = [];
     const kinds = new Uint8Array(tables.length);
     const at = new Uint8Array(tables.length);
     const message: WriteMessage = {

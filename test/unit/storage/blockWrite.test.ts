@@ -17,43 +17,57 @@ import { turnsWhile } from "../../helpers/turns.ts";
 const withDir = (run: (dir: string) => Promise<void>) => withTempDir("block-write", run);
 
 describe("a block's write (storage/lmdbStore.ts commitBlock)", () => {
-  it("leaves the thread free while LMDB writes, and shows the block to reads only once it resolves", () =>
-    withDir(async (dir) => {
-      const store = new LmdbStore(dir, undefined, { writeThread: true });
-      const chain = await openChain(store);
-      const nonces = new Map<string, number>();
-      await produce(
-        chain,
-        userWrites(nonces, 10, () => "x".repeat(200)),
-      );
-      const txs = userWrites(nonces, 3_000, () => "x".repeat(200));
-      const executed = await chain.execute(txs, VALIDATOR, chain.head().header.timestamp + 1000);
-      const commit: Commit = { height: 2, round: 0, block_hash: executed.hash, signatures: [] };
-      const path = (tx: Tx) => (tx.operation as { ref: string }).ref;
-      const before = () => ({
-        head: store.headNumber(),
-        block: store.getBlock(2),
-        tx: store.getConfirmedTx((txs.at(-1) as Tx).hash),
-        leaf: store.getLeaf(path(txs.at(-1) as Tx)),
-        below: [...store.leafPathsBelow(`/users/${ACCOUNTS[0]}`)].length,
-      });
-      const expected = before();
-      assert.equal(expected.head, 1);
-      // Turns of this thread while the write is under way: each reads the store as before it.
-      const turns = await turnsWhile(chain.commit(executed, commit, [VALIDATOR]), (turn) => {
-        assert.deepEqual(before(), expected, `turn ${turn}: the block is visible before its write resolved`);
-      });
-      assert.ok(turns > 0, "the thread was blocked for the whole write");
-      assert.equal(store.headNumber(), 2);
-      assert.equal(store.getBlock(2)?.hash, executed.hash);
-      assert.equal(store.getConfirmedTx((txs.at(-1) as Tx).hash)?.block_number, 2);
-      assert.equal(store.getLeaf(path(txs.at(-1) as Tx)), "x".repeat(200));
-      await store.close();
-      // And it is durable: a reopened store holds it.
-      const reopened = new LmdbStore(dir, undefined, { writeThread: true });
-      assert.equal(reopened.headNumber(), 2);
-      await reopened.close();
-    }));
+  // writeSliceMs 0: the plan yields after each step and goes to the thread in parts (a dev node's).
+  for (const writeSliceMs of [undefined, 0]) {
+    const sliced = writeSliceMs === undefined ? "in one piece" : "planned in slices, sent in parts";
+    it(`leaves the thread free while LMDB writes, and shows the block to reads only once it resolves (${sliced})`, () =>
+      withDir(async (dir) => {
+        const store = new LmdbStore(dir, undefined, {
+          writeThread: true,
+          ...(writeSliceMs === undefined ? {} : { writeSliceMs }),
+        });
+        const chain = await openChain(store);
+        const nonces = new Map<string, number>();
+        await produce(
+          chain,
+          userWrites(nonces, 10, () => "x".repeat(200)),
+        );
+        const txs = userWrites(nonces, 3_000, () => "x".repeat(200));
+        const executed = await chain.execute(txs, VALIDATOR, chain.head().header.timestamp + 1000);
+        const commit: Commit = { height: 2, round: 0, block_hash: executed.hash, signatures: [] };
+        const path = (tx: Tx) => (tx.operation as { ref: string }).ref;
+        const before = () => ({
+          head: store.headNumber(),
+          block: store.getBlock(2),
+          tx: store.getConfirmedTx((txs.at(-1) as Tx).hash),
+          leaf: store.getLeaf(path(txs.at(-1) as Tx)),
+          below: [...store.leafPathsBelow(`/users/${ACCOUNTS[0]}`)].length,
+        });
+        const expected = before();
+        assert.equal(expected.head, 1);
+        // Turns of this thread while the write is under way: each reads the store as before it.
+        const turns = await turnsWhile(chain.commit(executed, commit, [VALIDATOR]), (turn) => {
+          assert.deepEqual(
+            before(),
+            expected,
+            `turn ${turn}: the block is visible before its write resolved`,
+          );
+        });
+        assert.ok(turns > 0, "the thread was blocked for the whole write");
+        assert.equal(store.headNumber(), 2);
+        assert.equal(store.getBlock(2)?.hash, executed.hash);
+        assert.equal(store.getConfirmedTx((txs.at(-1) as Tx).hash)?.block_number, 2);
+        assert.equal(store.getLeaf(path(txs.at(-1) as Tx)), "x".repeat(200));
+        await store.close();
+        // And it is durable, whole: a reopened store holds it.
+        const reopened = new LmdbStore(dir, undefined, { writeThread: true });
+        assert.equal(reopened.headNumber(), 2);
+        for (const tx of txs) assert.equal(reopened.getConfirmedTx(tx.hash)?.block_number, 2);
+        const reread = await openChain(reopened);
+        assert.equal(reread.head().header.state_root, executed.header.state_root);
+        await reopened.close();
+      }));
+  }
 
   it("reads back whole what the writer thread and this thread's commitTogether wrote, in turns (shared msgpack structures)", () =>
     withDir(async (dir) => {
