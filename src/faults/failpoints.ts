@@ -17,7 +17,7 @@ export const FAILPOINTS = [
   {
     name: "commit.afterBlockWrites",
     path: "commit",
-    at: "inside the LMDB write transaction: block, hash index, transactions, their history index entries and pool-journal removals written",
+    at: "inside the LMDB write transaction: block, hash index, transactions and their history index entries written",
   },
   {
     name: "commit.afterStateWrites",

@@ -12,7 +12,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { ReadOnlyStore } from "../storage/index.ts";
+import { JOURNAL_FILE, ReadOnlyStore } from "../storage/index.ts";
 import { homePaths, loadGenesis } from "./home.ts";
 import { LOCK_FILE } from "./homeLock.ts";
 
@@ -47,11 +47,19 @@ export interface BackupOptions {
 }
 
 /**
- * Files of data/ not copied as files: LMDB's own (copied through LMDB) and the home's lock (it
- * names the running node; in a copy it would make the copy look in use). Every other file there
- * (signing log, evidence) is copied as a file.
+ * Files of data/ not copied as files: LMDB's own (the chain's, copied through LMDB; the pool
+ * journal's, not copied: pending transactions are not chain data, and a file copy of an
+ * environment being written could be torn) and the home's lock (it names the running node; in a
+ * copy it would make the copy look in use). Every other file there (signing log, evidence) is
+ * copied as a file.
  */
-const NOT_COPIED_AS_FILES = new Set(["data.mdb", "lock.mdb", LOCK_FILE]);
+const NOT_COPIED_AS_FILES = new Set([
+  "data.mdb",
+  "lock.mdb",
+  JOURNAL_FILE,
+  `${JOURNAL_FILE}-lock`,
+  LOCK_FILE,
+]);
 
 /**
  * Copies `home` into `out`: data/ through LMDB's copy (one read transaction, consistent while the

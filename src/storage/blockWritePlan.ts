@@ -10,7 +10,6 @@ import {
 } from "../chain/index.ts";
 import type { BlockWriter, PartedWrite } from "./blockWriter.ts";
 import type { HistoryIndex } from "./historyIndex.ts";
-import type { LmdbPoolJournal } from "./poolJournal.ts";
 import { packIds, type Pruner, type RetiredEntry } from "./pruning.ts";
 import { SCHEMA_VERSION } from "./schema.ts";
 import { type TableWrites, WriteBatch } from "./writeBatch.ts";
@@ -49,14 +48,11 @@ export interface BlockTables {
   stakes: Database<number, string>;
   validatorSets: Database<Validator[], number>;
   history: HistoryIndex;
-  journal: LmdbPoolJournal;
   pruner: Pruner;
 }
 
 /** What planBlockWrite did beside writing the block. */
 export interface PlannedBlockWrite {
-  /** Hashes whose pool journal entries it removed. */
-  unjournaled: string[];
   /** Entries it wrote (transactions, history index entries, trie nodes): what pruning keeps pace with. */
   written: number;
 }
@@ -101,7 +97,6 @@ function* planBlockWriteSteps(
     indexed += tables.history.add(batch, txs, write.credited?.slice(start, start + ITEMS_PER_STEP));
     yield;
   }
-  const unjournaled = tables.journal.removeInWrite(batch, write.journalRemovals);
   batch.failpoint("commit.afterBlockWrites");
   const deleted: string[] = [];
   let items = 0;
@@ -142,7 +137,7 @@ function* planBlockWriteSteps(
   batch.put(tables.meta, "head", block.header.number);
   batch.put(tables.meta, "schema_version", SCHEMA_VERSION);
   batch.failpoint("commit.afterHeadWrite");
-  return { unjournaled, written };
+  return { written };
 }
 
 /** Writes recorded by a sliced plan (planForThread) that go to the writer thread as one part. */

@@ -21,8 +21,8 @@ export interface SlowBlockWrite {
 
 /** A write on the thread under way: see BlockWriter.write. */
 export interface ThreadWrite {
+  /** Resolves once the write has committed. */
   done: Promise<void>;
-  committed: () => boolean;
 }
 
 /** A write sent in parts: see BlockWriter.begin. */
@@ -46,12 +46,8 @@ export class BlockWriter {
   private readonly tableIndex: Map<Database<unknown, Key>, number>;
   private readonly tableNames: TableName[];
   private worker: Worker | undefined;
-  /**
-   * Stored by the thread: [0] the id of the last write it committed, right after the commit
-   * (`committed` reads it without waiting for the thread's message); [1] the id of the last write
-   * whose transaction began (it then holds LMDB's write lock).
-   */
-  private readonly progress = new Int32Array(new SharedArrayBuffer(8));
+  /** Stored by the thread: the id of the last write whose transaction began (it holds LMDB's write lock). */
+  private readonly began = new Int32Array(new SharedArrayBuffer(4));
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 1;
   private readonly onSlow: ((report: SlowBlockWrite) => void) | undefined;
@@ -75,9 +71,7 @@ export class BlockWriter {
   }
 
   /**
-   * Makes `batch` in one write transaction on the thread: `done` resolves once it has committed,
-   * and `committed()` says at any moment whether it has (true from the commit on, maybe before
-   * `done` resolves).
+   * Makes `batch` in one write transaction on the thread: `done` resolves once it has committed.
    */
   write(batch: WriteBatch): ThreadWrite {
     return this.begin().write(batch);
@@ -113,7 +107,7 @@ export class BlockWriter {
       worker.postMessage({ id, write: message, parts }, transfer);
     });
     if (this.onSlow !== undefined) this.watch(id, done, this.onSlow);
-    return { done, committed: () => Atomics.load(this.progress, 0) >= id };
+    return { done };
   }
 
   private readonly indexOf = (table: Database<unknown, Key>): number => {
@@ -128,7 +122,7 @@ export class BlockWriter {
     const timer = setInterval(() => {
       onSlow({
         elapsedMs: Math.round(performance.now() - started),
-        lockHeld: Atomics.load(this.progress, 1) >= id,
+        lockHeld: Atomics.load(this.began, 0) >= id,
       });
     }, this.slowMs);
     timer.unref();
@@ -160,7 +154,7 @@ export class BlockWriter {
         path: this.path,
         environment: ENVIRONMENT_OPTIONS,
         tables,
-        progress: this.progress,
+        began: this.began,
       },
     });
     worker.unref();

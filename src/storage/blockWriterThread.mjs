@@ -16,9 +16,9 @@ const KILL = 2;
 const PACKED_KEY = 4;
 const PACKED_VALUE = 8;
 
-// progress[0]: the id of the last write committed; progress[1]: of the last one whose
-// transaction began, i.e. that holds LMDB's write lock (blockWriter.ts's slow-write report).
-const { path, environment, tables, progress } = workerData;
+// began[0]: the id of the last write whose transaction began, i.e. that holds LMDB's write lock
+// (blockWriter.ts's slow-write report).
+const { path, environment, tables, began } = workerData;
 const root = open({ path, ...environment });
 /** In the order of blockWriter.ts's table list: a message names a table by its index. */
 const databases = tables.map(({ name, options }) => root.openDB({ name, ...options }));
@@ -65,12 +65,10 @@ parentPort.on("message", (message) => {
   }
   try {
     root.transactionSync(() => {
-      Atomics.store(progress, 1, id);
+      Atomics.store(began, 0, id);
       for (const each of parts) makeWrites(each);
       makeWrites(write);
     });
-    // Before the message: the pool journal asks whether a removal has committed (removeAside).
-    Atomics.store(progress, 0, id);
     parentPort.postMessage({ id });
   } catch (error) {
     // Nothing of the transaction was written (it aborted); the store rejects the block's write.

@@ -8,7 +8,7 @@
  */
 export { LmdbStore } from "./lmdbStore.ts";
 export { openSnapshotSource, type StoreSnapshotView } from "./snapshotTables.ts";
-export { LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
+export { JOURNAL_FILE, LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
 export { defaultRetention, MIN_RETAIN, type RetentionOptions } from "./pruning.ts";
 export { ReadOnlyStore, type StoreSnapshot } from "./readOnlyStore.ts";
 export { DATABASES, SCHEMA_VERSION } from "./schema.ts";

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { type Database, type Key, open, type RootDatabase } from "lmdb";
 import type {
   BlockWrite,
@@ -17,7 +18,7 @@ import {
   HISTORY_REBUILD_BATCH_TXS,
   type HistoryRebuildTables,
 } from "./historyUpgrade.ts";
-import { LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
+import { JOURNAL_FILE, LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
 import {
   DELETIONS_FROM,
   defaultRetention,
@@ -79,12 +80,9 @@ export class LmdbStore implements ChainStore {
   /** Committed transactions by the accounts they belong to (historyIndex.ts). */
   private readonly history: HistoryIndex;
   private readonly pruner: Pruner;
-  /** The pool journal (txpool's PoolJournal); its entries share this environment's writer. */
+  /** The pool journal (txpool's PoolJournal), in an LMDB environment of its own (JOURNAL_FILE). */
   readonly journal: LmdbPoolJournal;
-  /**
-   * Hashes whose journal entries commitBlocks inside commitTogether's current write removed: they
-   * leave the journal's index only once that write has committed (a failed one keeps them).
-   */
+  /** The journal entries the blocks of commitTogether's current write leave: removed once it commits. */
   private togetherRemovals: string[] = [];
   private readonly stakes: Database<number, string>;
   private readonly validatorSets: Database<Validator[], number>;
@@ -129,7 +127,8 @@ export class LmdbStore implements ChainStore {
     this.trieRoots = table("trieRoots");
     this.trieRetired = table("trieRetired");
     this.stateDeleted = table("stateDeleted");
-    const journal = table<Tx, number>("journal");
+    // Before the journal had an environment of its own (JOURNAL_FILE): moved there below.
+    const legacyJournal = openTable<Tx, number>(this.root, "journal");
     this.stakes = table("stakers");
     this.validatorSets = table("validatorSets");
     this.history = new HistoryIndex(table("txByAddress"));
@@ -141,7 +140,7 @@ export class LmdbStore implements ChainStore {
       history: this.history,
     };
     const version = this.meta.get("schema_version");
-    if (version === 3) this.migrateJournal(journal);
+    if (version === 3) this.migrateJournal(legacyJournal);
     // 3 and 4 → 5 created trie_retired empty (nothing to write: blocks committed before it keep
     // no retired lists, docs/decisions/011-pruning.md); 5 → 6 indexes the stored transactions.
     if (version === 3 || version === 4 || version === 5) beginHistoryRebuild(rebuild, SCHEMA_VERSION);
@@ -150,7 +149,8 @@ export class LmdbStore implements ChainStore {
     }
     // Also when an earlier open was killed in the middle of it.
     continueHistoryRebuild(rebuild, options.historyRebuildBatchTxs ?? HISTORY_REBUILD_BATCH_TXS);
-    this.journal = new LmdbPoolJournal(this.root, journal);
+    this.journal = new LmdbPoolJournal(join(path, JOURNAL_FILE));
+    this.journal.adopt(legacyJournal, () => legacyJournal.clearSync());
     this.pruner = new Pruner(
       {
         meta: this.meta,
@@ -186,7 +186,6 @@ export class LmdbStore implements ChainStore {
       stakes: this.stakes,
       validatorSets: this.validatorSets,
       history: this.history,
-      journal: this.journal,
       pruner: this.pruner,
     };
   }
@@ -288,9 +287,9 @@ export class LmdbStore implements ChainStore {
   }
 
   /**
-   * Writes the block, its indexes, state and trie nodes, the new head and the removal of
-   * `write.journalRemovals` from the pool journal in one write transaction, durable when this
-   * resolves (planBlockWrite says what it writes):
+   * Writes the block, its indexes, state and trie nodes and the new head in one write
+   * transaction, durable when this resolves (planBlockWrite says what it writes), then removes
+   * `write.journalRemovals` from the pool journal (`unjournal`):
    * - without a writer thread, or inside commitTogether (a child transaction of its write), in a
    *   synchronous transaction on this thread: store, head and pool change in one turn;
    * - with one (StoreOptions.writeThread), planned into a WriteBatch on this thread (reads of
@@ -308,27 +307,33 @@ export class LmdbStore implements ChainStore {
     if (pruneError !== undefined) throw pruneError;
     if (this.writer !== undefined && !this.together) {
       const plan = await planForThread(this.tables, write, this.writer, this.writeSliceMs);
-      await this.writeAside(plan.parted, plan.rest, plan.planned.unjournaled);
+      await this.writeAside(plan.parted, plan.rest);
     } else if (this.together) {
-      const { unjournaled } = this.root.transactionSync(() =>
-        planBlockWrite(this.tables, write, directWrites, true),
-      );
-      // The removals are undone if commitTogether's write fails: forgotten after it commits.
-      this.togetherRemovals.push(...unjournaled);
+      this.root.transactionSync(() => planBlockWrite(this.tables, write, directWrites, true));
+      this.togetherRemovals.push(...write.journalRemovals);
     } else {
       // The last block's pruning write first, if it has not ended: under way, it holds LMDB's
       // writer (awaited here, this thread goes on serving instead of blocking on the lock); still
       // due, it was never given a turn (blocks back to back, as an import makes them), and
       // without this, pruning would wait for the first idle moment however much was owed.
       await this.pruning.settled();
-      const { unjournaled, written } = this.root.transactionSync(() =>
+      const { written } = this.root.transactionSync(() =>
         planBlockWrite(this.tables, write, directWrites, false),
       );
-      this.journal.forget(unjournaled);
       // Owed, made PRUNE_DELAY_MS later in a write of its own (pruningWrites.ts, decision 011).
       if (this.pruner.prunes) this.pruning.owe(pruneBudget(written));
     }
+    if (!this.together) this.unjournal(write.journalRemovals);
     failpoint("commit.afterTxnCommit");
+  }
+
+  /**
+   * The journal entries of durably committed transactions leave, in a journal write that the
+   * block's commit does not wait for. One that fails (or a kill before it) leaves entries the
+   * pool's restore drops as already committed.
+   */
+  private unjournal(hashes: readonly string[]): void {
+    if (hashes.length > 0) this.journal.removePending(hashes).catch(() => undefined);
   }
 
   /**
@@ -362,28 +367,23 @@ export class LmdbStore implements ChainStore {
   }
 
   /**
-   * Makes `parted` on the writer thread (its parts sent, `rest` not yet), removing the journal
-   * entries of `unjournaled`; reads see the commit before it until it resolves.
+   * Makes `parted` on the writer thread (its parts sent, `rest` not yet); reads see the commit
+   * before it until it resolves.
    */
-  private async writeAside(parted: PartedWrite, rest: WriteBatch, unjournaled: string[]): Promise<void> {
+  private async writeAside(parted: PartedWrite, rest: WriteBatch): Promise<void> {
     if (this.inFlight !== undefined) throw new Error("commitBlock: a block's write is already under way");
     const transaction = this.root.useReadTransaction();
     this.at = { transaction };
-    let removal: { settle(committed: boolean): Promise<void> } | undefined;
-    let ok = false;
     try {
-      const { done, committed } = parted.write(rest);
-      removal = this.journal.removeAside(unjournaled, committed);
+      const { done } = parted.write(rest);
       this.inFlight = done.catch(() => undefined);
       await done;
-      ok = true;
     } finally {
       // The next read renews this thread's read transaction, and so sees the block.
       this.root.resetReadTxn();
       this.at = undefined;
       this.inFlight = undefined;
       transaction.done();
-      await removal?.settle(ok);
     }
   }
 
@@ -396,17 +396,16 @@ export class LmdbStore implements ChainStore {
    * (docs/performance.md). Returns how many steps returned true; every block they committed is
    * durable when it resolves.
    *
-   * A write ends early, after the step under way, when a journal write waits for it (a submission
-   * is acknowledged only once journaled, and a range holds up to seconds of execution); the
-   * journal write then commits and the next step begins a new write. A step that throws ends the
-   * write (its blocks are kept) and this rejects with its error; a write whose commit fails
-   * rejects, and none of its blocks is stored (those of earlier writes are).
+   * A step that throws ends the write (its blocks are kept) and this rejects with its error; a
+   * write whose commit fails rejects, and none of its blocks is stored (those of earlier writes
+   * are). The journal entries of its blocks' transactions leave once it has committed.
    *
-   * Each write begins once the journal's writes under way have ended: lmdb-js runs an
-   * asynchronous transaction's callback on this thread after its writer thread took the write
-   * lock, so a transactionSync with an asynchronous callback begun in between blocked this
-   * thread on that lock for good (a node that took a submission while it synced hung; see
-   * test/unit/storage/commitTogether.test.ts). Journal writes asked for meanwhile wait.
+   * The pool journal writes in an environment of its own, so submissions are journaled and
+   * acknowledged while a range's write holds this one's writer (seconds of execution). Before,
+   * they waited for it, and a write began while one of theirs held the writer blocked this thread
+   * for good: lmdb-js runs an asynchronous transaction's callback on this thread once its writer
+   * thread has the lock (test/unit/storage/commitTogether.test.ts submits during a range). Pruning
+   * writes still share the writer: a write begins once they have ended, and none begins meanwhile.
    */
   async commitTogether<T>(items: readonly T[], step: (item: T) => Promise<boolean>): Promise<number> {
     if (this.together) throw new Error("commitTogether: already inside one");
@@ -417,13 +416,10 @@ export class LmdbStore implements ChainStore {
     while (goOn && done < items.length) {
       if (this.writesHeld !== undefined) await this.writesHeld;
       let failure: { error: unknown } | undefined;
-      // Held before the transaction begins: the first step's journal writes must wait too.
-      const release = this.journal.hold();
       this.together = true;
       this.togetherRemovals = [];
       try {
-        await this.journal.writesEnded();
-        // A pruning write is asynchronous too (see above): ended first; none begins while `together`.
+        // A pruning write is asynchronous (see above): ended first; none begins while `together`.
         await this.pruning.settled();
         await this.root.transactionSync(async () => {
           try {
@@ -431,18 +427,16 @@ export class LmdbStore implements ChainStore {
               goOn = await step(items[done] as T);
               if (!goOn) return;
               done++;
-              if (this.journal.writeWaiting()) return; // end this write; the rest goes in the next
             }
           } catch (error) {
             // Caught, so that the transaction commits the blocks of the steps before it.
             failure = { error };
           }
         });
-        this.journal.forget(this.togetherRemovals);
+        this.unjournal(this.togetherRemovals);
       } finally {
         this.togetherRemovals = [];
         this.together = false;
-        release();
       }
       if (failure !== undefined) throw failure.error;
     }
@@ -500,6 +494,7 @@ export class LmdbStore implements ChainStore {
     await this.pruning.stop();
     await this.inFlight;
     await this.writer?.close();
+    await this.journal.close();
     await this.root.close();
   }
 }

@@ -1,7 +1,7 @@
-import type { Database, RootDatabase } from "lmdb";
+import { type Database, open, type RootDatabase } from "lmdb";
 import type { Tx } from "../chain/index.ts";
 import { failpoint } from "../faults/index.ts";
-import { directWrites, type TableWrites } from "./writeBatch.ts";
+import { ENVIRONMENT_OPTIONS, openTable } from "./schema.ts";
 
 /** A journaled pool entry; `seq` restores arrival order after a restart. */
 export interface PoolRecord {
@@ -10,15 +10,23 @@ export interface PoolRecord {
 }
 
 /**
- * The pool journal in LMDB (the `journal` database, keyed by arrival seq:
- * docs/decisions/009-pool-journal-by-arrival.md). Implements txpool's PoolJournal (by shape:
- * storage does not import txpool). Owns the hash → seq index that removals by hash go through,
- * and the tracking of its own asynchronous write transactions, which the store's grouped block
- * writes must not overlap (see hold).
+ * The journal's LMDB environment: a file of its own beside the chain's (`data/journal.mdb`, and
+ * LMDB's `journal.mdb-lock`), not a table of the chain's environment (docs/decisions/
+ * 023-pool-journal-environment.md). LMDB has one writer per environment: in the chain's, a
+ * submission's journal write waited for the block write under way (a dev node's full block:
+ * ~230 ms on the writer thread; a synced range: seconds), and so did its acknowledgement.
+ */
+export const JOURNAL_FILE = "journal.mdb";
+
+/**
+ * The pool journal in LMDB (the `journal` table, keyed by arrival seq:
+ * docs/decisions/009-pool-journal-by-arrival.md), in an environment of its own. Implements
+ * txpool's PoolJournal (by shape: storage does not import txpool). Owns the hash → seq index
+ * that removals by hash go through.
  *
- * Entries of committed transactions leave in the block's own write: the store records them with
- * removeInWrite, and takes them out of the index once that write has committed (forget) or, for
- * a write made on the block writer thread, as it begins (removeAside).
+ * Entries of committed transactions leave once their block is durable (LmdbStore.commitBlock
+ * calls removePending), in a write of the journal's own: a kill in between leaves entries of
+ * committed transactions, which the pool's restore drops as already committed.
  */
 export class LmdbPoolJournal {
   private readonly root: RootDatabase;
@@ -28,20 +36,27 @@ export class LmdbPoolJournal {
    * and savePending, emptied as entries leave the journal.
    */
   private readonly seqs = new Map<string, number>();
-  /** Entries a write on another thread is removing (removeAside), by hash, until it settles. */
-  private readonly removing = new Map<string, { seq: number; committed: () => boolean }>();
-  /** Hashes of `removing` whose entry a journal write put back meanwhile. */
-  private readonly putBack = new Set<string>();
-  /** True while the store holds LMDB's writer for a grouped write (see hold). */
-  private holding = false;
-  /** Journal writes asked for during a hold, in arrival order: each begins its transaction. */
-  private queued: (() => void)[] = [];
   /** The journal's asynchronous write transactions not yet ended (see writesEnded). */
   private readonly writes = new Set<Promise<unknown>>();
 
-  constructor(root: RootDatabase, journal: Database<Tx, number>) {
-    this.root = root;
-    this.journal = journal;
+  /** Opens (or creates) the journal environment at `file`. */
+  constructor(file: string) {
+    this.root = open({ path: file, ...ENVIRONMENT_OPTIONS });
+    this.journal = openTable<Tx, number>(this.root, "journal");
+  }
+
+  /**
+   * Moves the entries of `legacy` (the journal table of a chain environment written before the
+   * journal had its own) into this one, durably, before `clear` empties it: a kill in between
+   * leaves them in both, and the next open moves them again (same seqs, same entries).
+   */
+  adopt(legacy: Database<Tx, number>, clear: () => void): void {
+    const entries = [...legacy.getRange()];
+    if (entries.length === 0) return;
+    this.root.transactionSync(() => {
+      for (const { key, value } of entries) this.journal.put(key, value);
+    });
+    clear();
   }
 
   /** Journals admitted transactions; resolves once they are durable. */
@@ -50,18 +65,9 @@ export class LmdbPoolJournal {
     for (const { seq, tx } of records) this.seqs.set(tx.hash, seq);
     try {
       await this.write(() => {
-        // An entry whose block committed (or that was dropped) before this write is not written
-        // back; one that a block's write on the writer thread is removing is, until that commits.
+        // An entry whose block committed (or that was dropped) before this write is not written back.
         for (const { seq, tx } of records) {
-          if (this.seqs.get(tx.hash) === seq) {
-            this.journal.put(seq, tx);
-            continue;
-          }
-          const removal = this.removing.get(tx.hash);
-          if (removal?.seq === seq && !removal.committed()) {
-            this.journal.put(seq, tx);
-            this.putBack.add(tx.hash);
-          }
+          if (this.seqs.get(tx.hash) === seq) this.journal.put(seq, tx);
         }
         failpoint("journal.inWrite");
       });
@@ -74,13 +80,30 @@ export class LmdbPoolJournal {
     failpoint("journal.afterWrite");
   }
 
-  /** Drops journal entries that left the pool without being committed (evicted, invalidated). */
+  /**
+   * Removes the entries of `hashes` the journal holds: transactions that left the pool, committed
+   * (their block is durable) or not (evicted, invalidated). Their removal is written after any
+   * journal write asked for before it (lmdb-js's asynchronous writes commit in order).
+   */
   async removePending(hashes: readonly string[]): Promise<void> {
-    let removed: string[] = [];
-    await this.write(() => {
-      removed = this.removeInWrite(directWrites, hashes);
-    });
-    this.forget(removed);
+    const removed: [string, number][] = [];
+    for (const hash of hashes) {
+      const seq = this.seqs.get(hash);
+      if (seq === undefined) continue;
+      removed.push([hash, seq]);
+      // Out of the index now: a savePending of the same entry not yet written skips it.
+      this.seqs.delete(hash);
+    }
+    if (removed.length === 0) return;
+    try {
+      await this.write(() => {
+        for (const [, seq] of removed) this.journal.remove(seq);
+      });
+    } catch (error) {
+      // Still journaled: back in the index, unless journaled again meanwhile.
+      for (const [hash, seq] of removed) if (!this.seqs.has(hash)) this.seqs.set(hash, seq);
+      throw error;
+    }
   }
 
   /** The journal in arrival order (its key order). */
@@ -93,110 +116,15 @@ export class LmdbPoolJournal {
     return records;
   }
 
-  /**
-   * Removes, by the caller's `writes`, the entries of `hashes` the journal holds and returns their
-   * hashes. They stay in the index until `forget` (call it once that write has committed), so a
-   * write that fails leaves index and table in agreement.
-   */
-  removeInWrite(writes: TableWrites, hashes: readonly string[]): string[] {
-    const removed: string[] = [];
-    for (const hash of hashes) {
-      const seq = this.seqs.get(hash);
-      if (seq === undefined) continue;
-      writes.remove(this.journal, seq);
-      removed.push(hash);
-    }
-    return removed;
-  }
-
-  /**
-   * For a write made on another thread (the store's block writer) that removes the entries of
-   * `hashes` (as removeInWrite planned): they leave the index now, and wait in `removing` until
-   * the write has ended (`settle`). `committed` says, without waiting, whether that write has
-   * committed: a journal write that runs meanwhile puts an entry back only while it has not (if
-   * the block's write then fails, or is killed, the entry is still journaled). `settle` resolves
-   * once such an entry that outlived the commit is removed again.
-   */
-  removeAside(
-    hashes: readonly string[],
-    committed: () => boolean,
-  ): { settle(committed: boolean): Promise<void> } {
-    const aside = new Map<string, number>();
-    for (const hash of hashes) {
-      const seq = this.seqs.get(hash);
-      if (seq === undefined) continue;
-      aside.set(hash, seq);
-      this.seqs.delete(hash);
-      this.removing.set(hash, { seq, committed });
-    }
-    return {
-      settle: (ok) => {
-        const stale: string[] = [];
-        for (const [hash, seq] of aside) {
-          this.removing.delete(hash);
-          const put = this.putBack.delete(hash);
-          if (!ok) {
-            if (!this.seqs.has(hash)) this.seqs.set(hash, seq);
-          } else if (put && this.journal.doesExist(seq)) {
-            // Put back after the block's write removed it (in the moment between that write's
-            // commit and `committed` saying so): an entry of a committed transaction.
-            this.seqs.set(hash, seq);
-            stale.push(hash);
-          }
-        }
-        // Awaited by the block's commit, so that the journal holds no committed entry once it
-        // resolves (a failure leaves one for a restart to drop as already committed).
-        return stale.length > 0 ? this.removePending(stale).catch(() => undefined) : Promise.resolve();
-      },
-    };
-  }
-
-  /** Drops `hashes` from the index: their removal has committed. */
-  forget(hashes: readonly string[]): void {
-    for (const hash of hashes) this.seqs.delete(hash);
-  }
-
-  /**
-   * From now until the returned release is called, journal writes wait: the store holds LMDB's
-   * writer for a grouped write (inside it a journal entry would be acknowledged before it is
-   * durable, and undone with it). Pair with writesEnded before that write begins.
-   *
-   * The release begins the waiting writes' transactions before it returns, in the order they were
-   * asked for: a store that holds again at once (its next grouped write) then waits for them in
-   * writesEnded instead of holding them back for another write.
-   */
-  hold(): () => void {
-    this.holding = true;
-    return () => {
-      this.holding = false;
-      const queued = this.queued;
-      this.queued = [];
-      for (const begin of queued) begin();
-    };
-  }
-
   /** Resolves once the journal's write transactions under way have ended. */
   async writesEnded(): Promise<void> {
     while (this.writes.size > 0) await Promise.allSettled([...this.writes]);
   }
 
-  /** True while a journal write waits for a hold to end. */
-  writeWaiting(): boolean {
-    return this.queued.length > 0;
-  }
-
-  /**
-   * Runs `body` as an asynchronous write transaction, at once or, during a hold, when it is
-   * released. Either way the check and the start happen in one step, with no await between
-   * them, and the transaction is tracked until it ends (writesEnded).
-   */
-  private write(body: () => void): Promise<void> {
-    if (!this.holding) return this.begin(body);
-    return new Promise<void>((resolve, reject) => {
-      this.queued.push(() => {
-        this.begin(body).then(resolve, reject);
-      });
-    });
+  /** Ends the writes under way, then closes the environment. */
+  async close(): Promise<void> {
+    await this.writesEnded();
+    await this.root.close();
   }
 
   /**
@@ -205,7 +133,7 @@ export class LmdbPoolJournal {
    * found, decision 011), so a savePending that failed part way would have left entries of
    * transactions its caller was told were not journaled, and a restart would bring them back.
    */
-  private async begin(body: () => void): Promise<void> {
+  private async write(body: () => void): Promise<void> {
     const transaction = this.root.childTransaction(body);
     this.writes.add(transaction);
     try {

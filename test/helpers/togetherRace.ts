@@ -3,10 +3,12 @@
  * rounds of a journal write racing a commitTogether, as when a node takes a submission while it
  * syncs. Prints "done <blocks> <journaled>" if it never hangs.
  *
- * - "underWay" (default): the journal write is under way (lmdb-js's writer thread holds the write
- *   lock and waits for this thread to run the transaction's callback) as a commitTogether begins.
- * - "during": the journal write is asked for inside the first of two steps, so the store ends its
- *   write after that step, lets the journal write begin, and begins its next write at once.
+ * - "underWay" (default): the journal write is under way (lmdb-js's writer thread holds the
+ *   journal's write lock and waits for this thread to run the transaction's callback) as a
+ *   commitTogether begins. With the journal in the chain's environment, this hung (the lock was
+ *   that environment's); it stays as a guard.
+ * - "during": the journal write is asked for inside the first of two steps, while the range's
+ *   write is open.
  */
 import { LmdbStore } from "../../src/storage/index.ts";
 import { openChain, produce, transfer } from "./smallChain.ts";

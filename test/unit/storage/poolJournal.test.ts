@@ -1,22 +1,26 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { describe, it } from "node:test";
-import { open } from "lmdb";
+import { type Database, open } from "lmdb";
 import {
   DATABASES,
+  JOURNAL_FILE,
   LmdbPoolJournal,
   LmdbStore,
   type PoolRecord,
   SCHEMA_VERSION,
 } from "../../../src/storage/index.ts";
-import { directWrites } from "../../../src/storage/writeBatch.ts";
 import { openChain, produce, transfer } from "../../helpers/smallChain.ts";
+import { holdWriteLock } from "../../helpers/lmdbLock.ts";
 import { withTempDir } from "../../helpers/tempDir.ts";
 
 /**
- * The pool journal in LMDB (LmdbPoolJournal, the store's `journal`), keyed by arrival seq
- * (appended, read back in arrival order), with its hash → seq index: entries leave it when their block commits or the pool drops
- * them, a block that commits a transaction before its journal write lands keeps it out, and a
- * schema-3 directory (journal keyed by hash) is migrated when opened.
+ * The pool journal in LMDB (LmdbPoolJournal, the store's `journal`), in an environment of its own
+ * (JOURNAL_FILE beside the chain's), keyed by arrival seq (appended, read back in arrival order),
+ * with its hash → seq index: entries leave it once their block is durable or when the pool drops
+ * them, a block that commits a transaction before its journal write lands keeps it out, the
+ * journal of a chain environment from before is moved into its own when opened, and so is a
+ * schema-3 directory's (journal keyed by hash).
  */
 
 const withDir = (run: (dir: string) => Promise<void>) => withTempDir("journal", run);
@@ -32,11 +36,11 @@ async function openStoreChain(dir: string, writeThread = false) {
 
 const hashesOf = (records: readonly PoolRecord[]) => records.map((r) => r.tx.hash);
 
-/** A journal on its own LMDB environment at `dir` (no store around it), with its table. */
+/** A journal in `dir` with no store around it, and its table (its own, reached for fault tests). */
 function openRawJournal(dir: string) {
-  const root = open({ path: dir, compression: false });
-  const table = root.openDB<PoolRecord["tx"], number>({ name: DATABASES.journal });
-  return { root, table, journal: new LmdbPoolJournal(root, table) };
+  const journal = new LmdbPoolJournal(join(dir, JOURNAL_FILE));
+  const table = (journal as unknown as { journal: Database<PoolRecord["tx"], number> }).journal;
+  return { table, journal };
 }
 
 describe("LmdbPoolJournal (the store's pool journal)", () => {
@@ -81,6 +85,7 @@ describe("LmdbPoolJournal (the store's pool journal)", () => {
         ];
         await store.journal.savePending([a, b, c].map((tx, seq) => ({ seq, tx })));
         await produce(chain, [a, c]);
+        await store.journal.writesEnded(); // the removal follows the block's write
         assert.deepEqual(hashesOf(store.journal.loadPending()), [b.hash]);
         await store.close();
         const reopened = new LmdbStore(dir);
@@ -97,6 +102,7 @@ describe("LmdbPoolJournal (the store's pool journal)", () => {
         const commitBlock = store.commitBlock.bind(store);
         store.commitBlock = (write) => commitBlock({ ...write, journalRemovals: [b.hash] });
         await produce(chain, [a]);
+        await store.journal.writesEnded();
         assert.deepEqual(hashesOf(store.journal.loadPending()), [a.hash]);
         await store.close();
       }));
@@ -113,22 +119,43 @@ describe("LmdbPoolJournal (the store's pool journal)", () => {
         ]);
         await produce(chain, [tx]);
         await journaled;
+        await store.journal.writesEnded();
         assert.deepEqual(hashesOf(store.journal.loadPending()), [other.hash]);
         await store.close();
       }));
   }
 
-  it("forgets the removals of a commitTogether only once its write commits", () =>
+  it("journals while another writer holds the chain environment's write lock (a block's write)", () =>
+    withDir(async (dir) => {
+      const store = new LmdbStore(dir);
+      const tx = transfer(new Map(), [0, 1, 5]);
+      // Another process holds the chain's writer for 3 s, as a large block's write would.
+      const { child, locked } = holdWriteLock(dir, 3_000);
+      try {
+        await locked;
+        const started = performance.now();
+        await store.journal.savePending([{ seq: 0, tx }]);
+        const ms = performance.now() - started;
+        assert.ok(ms < 1_500, `the journal write waited ${Math.round(ms)} ms for the chain's writer`);
+        assert.deepEqual(hashesOf(store.journal.loadPending()), [tx.hash]);
+      } finally {
+        child.kill("SIGKILL");
+        await store.close();
+      }
+    }));
+
+  it("removes the entries of a commitTogether's blocks only once its write commits", () =>
     withDir(async (dir) => {
       const { store, chain, nonces } = await openStoreChain(dir);
       const tx = transfer(nonces, [0, 1, 5]);
       await store.journal.savePending([{ seq: 0, tx }]);
       await chain.commitTogether([tx], async (committed) => {
         await produce(chain, [committed]);
-        // Inside the range's write the entry is gone for readers of this thread too.
-        assert.deepEqual(store.journal.loadPending(), []);
+        // Inside the range's write the block is not durable: its transaction stays journaled.
+        assert.deepEqual(hashesOf(store.journal.loadPending()), [tx.hash]);
         return true;
       });
+      await store.journal.writesEnded();
       assert.deepEqual(store.journal.loadPending(), []);
       await store.close();
       const reopened = new LmdbStore(dir);
@@ -138,7 +165,7 @@ describe("LmdbPoolJournal (the store's pool journal)", () => {
 
   it("writes nothing of a journal write that fails part way, and the index agrees", () =>
     withDir(async (dir) => {
-      const { root, table, journal } = openRawJournal(dir);
+      const { table, journal } = openRawJournal(dir);
       const nonces = new Map<string, number>();
       const [a, b] = [0, 1].map((i) => transfer(nonces, [i, i + 1, 1])) as PoolRecord["tx"][];
       const put = table.put.bind(table);
@@ -161,76 +188,56 @@ describe("LmdbPoolJournal (the store's pool journal)", () => {
       await journal.removePending([a?.hash as string]);
       await journal.savePending([{ seq: 2, tx: a as PoolRecord["tx"] }]);
       assert.deepEqual(hashesOf(journal.loadPending()), [a?.hash]);
-      await root.close();
+      await journal.close();
     }));
 
-  it("keeps an entry indexed when the transaction that removed it fails (index and table agree)", () =>
+  it("keeps an entry indexed when its removal fails (index and table agree)", () =>
     withDir(async (dir) => {
-      const { root, journal } = openRawJournal(dir);
+      const { table, journal } = openRawJournal(dir);
       const tx = transfer(new Map(), [0, 1, 1]);
       await journal.savePending([{ seq: 0, tx }]);
-      assert.throws(() =>
-        root.transactionSync(() => {
-          assert.deepEqual(journal.removeInWrite(directWrites, [tx.hash, "0xnot-journaled"]), [tx.hash]);
-          throw new Error("the block's write failed");
-        }),
-      );
+      const remove = table.remove.bind(table);
+      table.remove = (() => {
+        throw new Error("the removal fails");
+      }) as typeof table.remove;
+      await assert.rejects(journal.removePending([tx.hash, "0xnot-journaled"]), /the removal fails/);
+      table.remove = remove;
       assert.deepEqual(hashesOf(journal.loadPending()), [tx.hash], "the entry is still in the table");
-      // Still in the index too: a removal by hash finds it (forget was never called).
+      // Still in the index too: a removal by hash finds it.
       await journal.removePending([tx.hash]);
       assert.deepEqual(journal.loadPending(), []);
-      await root.close();
+      await journal.close();
     }));
 
-  it("while the writer thread removes an entry, a journal write puts it back until the removal has committed", () =>
+  it("moves the journal of a chain environment from before into its own when opened", () =>
     withDir(async (dir) => {
-      const { root, table, journal } = openRawJournal(dir);
       const nonces = new Map<string, number>();
-      const [a, b, c, d] = [0, 1, 2, 3].map((i) => transfer(nonces, [i, i + 1, 1])) as PoolRecord["tx"][];
-      let committed = false;
-      // The block's write is planned (and the entries leave the index) before the journal write
-      // runs: with the removal not committed, the entries are written (a kill of the block's
-      // write must not lose an acknowledged transaction).
-      const saving = journal.savePending([
-        { seq: 0, tx: a as PoolRecord["tx"] },
-        { seq: 1, tx: b as PoolRecord["tx"] },
-      ]);
-      const failed = journal.removeAside([a?.hash as string, b?.hash as string], () => committed);
-      await saving;
-      assert.deepEqual(hashesOf(journal.loadPending()), [a?.hash, b?.hash]);
-      // That block's write fails: the entries stay, indexed (a removal by hash finds them).
-      failed.settle(false);
-      await journal.removePending([b?.hash as string]);
-      assert.deepEqual(hashesOf(journal.loadPending()), [a?.hash]);
+      const txs = [0, 1].map((i) => transfer(nonces, [i, i + 1, 1]));
+      await new LmdbStore(dir).close();
+      // The journal as a table of the chain's environment, as the store kept it until 2026-11-27.
+      const old = open({ path: dir, compression: false, maxDbs: 32 });
+      const table = old.openDB<PoolRecord["tx"], number>({ name: DATABASES.journal });
+      await old.transaction(() => {
+        table.put(4, txs[0] as PoolRecord["tx"]);
+        table.put(9, txs[1] as PoolRecord["tx"]);
+      });
+      await old.close();
 
-      // The removal commits after the put (as the writer thread's transaction would): nothing stale.
-      const removal = journal.removeAside([a?.hash as string], () => committed);
-      await root.transaction(() => table.remove(0));
-      committed = true;
-      removal.settle(true);
-      await journal.writesEnded();
-      assert.deepEqual(journal.loadPending(), []);
-
-      // A journal write after the removal committed does not write the entry back.
-      committed = false;
-      const late = journal.savePending([{ seq: 2, tx: c as PoolRecord["tx"] }]);
-      const done = journal.removeAside([c?.hash as string], () => committed);
-      committed = true;
-      await late;
-      done.settle(true);
-      assert.deepEqual(journal.loadPending(), []);
-
-      // Put in the moment between the removal's commit and `committed` saying so: the entry of a
-      // committed transaction, which settling removes.
-      committed = false;
-      const between = journal.savePending([{ seq: 3, tx: d as PoolRecord["tx"] }]);
-      const settled = journal.removeAside([d?.hash as string], () => committed);
-      await between;
-      assert.deepEqual(hashesOf(journal.loadPending()), [d?.hash]);
-      settled.settle(true);
-      await journal.writesEnded();
-      assert.deepEqual(journal.loadPending(), []);
-      await root.close();
+      const store = new LmdbStore(dir);
+      assert.deepEqual(
+        store.journal.loadPending().map((r) => [r.seq, r.tx.hash]),
+        [
+          [4, txs[0]?.hash],
+          [9, txs[1]?.hash],
+        ],
+      );
+      await store.close();
+      const raw = open({ path: dir, compression: false, maxDbs: 32 });
+      assert.equal(raw.openDB({ name: DATABASES.journal }).getCount(), 0, "the old table is emptied");
+      await raw.close();
+      const reopened = new LmdbStore(dir);
+      assert.equal(reopened.journal.loadPending().length, 2, "moved once, kept");
+      await reopened.close();
     }));
 
   it("migrates a schema-3 journal (keyed by hash) into the seq-keyed one when opened", () =>

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,37 +8,13 @@ import { type Database, type Key, open, type RootDatabase } from "lmdb";
 import { BlockWriter, type SlowBlockWrite } from "../../../src/storage/blockWriter.ts";
 import { ENVIRONMENT_OPTIONS, openTable } from "../../../src/storage/schema.ts";
 import { WriteBatch } from "../../../src/storage/writeBatch.ts";
+import { holdWriteLock } from "../../helpers/lmdbLock.ts";
 
 /**
  * The writer thread's slow-write report (node.ts logs it): a block write that waits says so, and
  * says whether it waits for LMDB's write lock. Here another process holds that lock, as a second
  * writer on the same home would.
  */
-
-/** A process that opens `path`, takes LMDB's write lock, prints "locked", and holds it for `ms`. */
-function holdWriteLock(path: string, ms: number): { child: ChildProcess; locked: Promise<void> } {
-  const script = `
-    import { open } from "lmdb";
-    const root = open({ path: ${JSON.stringify(path)}, ...${JSON.stringify(ENVIRONMENT_OPTIONS)} });
-    root.transactionSync(() => {
-      root.put("holder", 1);
-      process.stdout.write("locked\\n");
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${ms});
-    });
-    await root.close();
-  `;
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
-    cwd: process.cwd(),
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const locked = new Promise<void>((resolve, reject) => {
-    child.stdout?.on("data", (chunk: Buffer) => {
-      if (chunk.toString().includes("locked")) resolve();
-    });
-    child.once("exit", (code) => reject(new Error(`the lock holder exited (${code}) before it locked`)));
-  });
-  return { child, locked };
-}
 
 describe("BlockWriter's slow-write report", () => {
   const dirs: string[] = [];
@@ -81,7 +57,11 @@ describe("BlockWriter's slow-write report", () => {
     const holder = holdWriteLock(path, 1_200);
     children.push(holder.child);
     await holder.locked;
-    const { done, committed } = writer.write(batch(2));
+    let committed = false;
+    const { done } = writer.write(batch(2));
+    done.then(() => {
+      committed = true;
+    });
     await new Promise((resolve) => setTimeout(resolve, 700));
     assert.ok(reports.length >= 2, `reported every 150 ms while it waited (${reports.length})`);
     assert.ok(
@@ -89,7 +69,7 @@ describe("BlockWriter's slow-write report", () => {
       "each report says the thread waits for the lock",
     );
     assert.ok((reports[1]?.elapsedMs ?? 0) > (reports[0]?.elapsedMs ?? 0), "elapsed time grows");
-    assert.equal(committed(), false);
+    assert.equal(committed, false);
     await done;
     assert.equal(meta.get("value"), 2);
     const count = reports.length;

@@ -400,8 +400,11 @@ async function submitAndCompare(model: Model, real: NodePool, tx: ModelTx, what:
   return actual;
 }
 
-/** After every command: pool, journal and chain equal the model, and the limits hold. */
-function checkInvariants(model: Model, real: NodePool, after: string): void {
+/**
+ * After every command: pool, journal and chain equal the model, and the limits hold. The journal
+ * once its writes have ended: a block's entries leave in a journal write after the block's own.
+ */
+async function checkInvariants(model: Model, real: NodePool, after: string): Promise<void> {
   model.steps += 1;
   const { pool } = real.admission;
   const state = real.store;
@@ -412,6 +415,7 @@ function checkInvariants(model: Model, real: NodePool, after: string): void {
     `after ${after}: pool holds the model's transactions in arrival order`,
   );
   assert.equal(pool.size, hashes.length, `after ${after}: pool size`);
+  await real.store.journal.writesEnded();
   assert.deepEqual(
     real.store.journal.loadPending().map((record) => record.tx.hash),
     hashes,
@@ -481,7 +485,7 @@ class SubmitOrdered implements PoolCommand {
     const nonce = expectedNonce(model, this.sender) + this.shift;
     const tx = makeTx(this.sender, nonce, model.clock.now, this.op);
     await submitAndCompare(model, real, tx, this.toString());
-    checkInvariants(model, real, this.toString());
+    await checkInvariants(model, real, this.toString());
   }
   toString(): string {
     return `ordered(sender ${this.sender}, shift ${this.shift}, ${JSON.stringify(this.op)})`;
@@ -504,7 +508,7 @@ class SubmitUnordered implements PoolCommand {
   async run(model: Model, real: NodePool): Promise<void> {
     const tx = makeTx(this.sender, -1, model.clock.now + this.offset, this.op);
     await submitAndCompare(model, real, tx, this.toString());
-    checkInvariants(model, real, this.toString());
+    await checkInvariants(model, real, this.toString());
   }
   toString(): string {
     return `unordered(sender ${this.sender}, offset ${this.offset}, ${JSON.stringify(this.op)})`;
@@ -542,7 +546,7 @@ class Resubmit implements PoolCommand {
     const outcome = await submitAndCompare(model, real, tx, what);
     assert.equal(outcome, "already_known", `${what}: a known transaction is never admitted twice`);
     if (this.from === "committed unordered" && inWindow) model.replaysInWindow += 1;
-    checkInvariants(model, real, this.toString());
+    await checkInvariants(model, real, this.toString());
   }
   toString(): string {
     return `resubmit(${this.from} #${this.pick})`;
@@ -592,7 +596,7 @@ class SubmitBatch implements PoolCommand {
     assert.deepEqual(actual, failure ?? "admitted", `${this}: all or none, naming the first failure`);
     if (failure === undefined) model.pending.push(...txs);
     else model.rejections.set(failure.reason, (model.rejections.get(failure.reason) ?? 0) + 1);
-    checkInvariants(model, real, this.toString());
+    await checkInvariants(model, real, this.toString());
   }
   toString(): string {
     return `batch(${JSON.stringify(this.entries)})`;
@@ -633,7 +637,7 @@ class SubmitConcurrently implements PoolCommand {
       if (expected === "admitted") model.pending.push(tx);
       else model.rejections.set(expected, (model.rejections.get(expected) ?? 0) + 1);
     }
-    checkInvariants(model, real, this.toString());
+    await checkInvariants(model, real, this.toString());
   }
   toString(): string {
     return `concurrently(${JSON.stringify(this.entries)})`;
@@ -658,7 +662,7 @@ class ReuseKey implements PoolCommand {
     const op: OpSpec = old.op.kind === "transfer" ? { ...old.op, amount: 1 } : { kind: "stake", amount: 1 };
     const tx = makeTx(old.sender, expectedNonce(model, old.sender), model.clock.now, op, old.onceRef);
     await submitAndCompare(model, real, tx, this.toString());
-    checkInvariants(model, real, this.toString());
+    await checkInvariants(model, real, this.toString());
   }
   toString(): string {
     return `reuseKey(#${this.pick})`;
@@ -686,7 +690,7 @@ class Fill implements PoolCommand {
         break;
       }
     }
-    checkInvariants(model, real, this.toString());
+    await checkInvariants(model, real, this.toString());
   }
   toString(): string {
     return `fill(sender ${this.sender})`;
@@ -719,7 +723,7 @@ class CommitBlock implements PoolCommand {
       // unless a block made elsewhere spent what it counted on.
       if (!model.foreignSpends) assert.equal(result.code, 0, `${this}: admitted transaction ${i} executes`);
     }
-    checkInvariants(model, real, this.toString());
+    await checkInvariants(model, real, this.toString());
   }
   toString(): string {
     return `commitBlock(${this.count})`;
@@ -802,7 +806,7 @@ class ForeignBlock implements PoolCommand {
     }
     model.pending = model.pending.filter((t) => !stale.includes(t));
     model.pruned += stale.length;
-    checkInvariants(model, real, this.toString());
+    await checkInvariants(model, real, this.toString());
   }
   toString(): string {
     return `foreignBlock(${this.count}, displacing ${JSON.stringify(this.displace)}, spending ${JSON.stringify(this.spend)}${this.crash ? ", then restart" : ""})`;
@@ -819,7 +823,7 @@ class Restart implements PoolCommand {
     model.pending = model.pending.filter(
       (t) => t.nonce >= 0 || Math.abs(model.clock.now - t.timestamp) <= WINDOW_MS,
     );
-    checkInvariants(model, real, this.toString());
+    await checkInvariants(model, real, this.toString());
   }
   toString(): string {
     return "restart";
@@ -837,7 +841,7 @@ class AdvanceClock implements PoolCommand {
   }
   async run(model: Model, real: NodePool): Promise<void> {
     model.clock.now += this.ms;
-    checkInvariants(model, real, this.toString());
+    await checkInvariants(model, real, this.toString());
   }
   toString(): string {
     return `advance(${this.ms} ms)`;
