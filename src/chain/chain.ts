@@ -169,12 +169,14 @@ export class Chain {
   /**
    * Executes `txs` in order on the state of `tip()`. Nothing is written until `commit`.
    * `lastCommit` is the parent's certificate the block carries; by default the parent's own.
+   * `sliceMs`: in time slices of that length (by default ChainOptions.executionSliceMs).
    */
   async execute(
     txs: Tx[],
     proposer: string,
     timestamp: number,
     lastCommit?: { commit: Commit | null; signers: string[] },
+    sliceMs = this.executionSliceMs,
   ): Promise<ExecutedBlock> {
     if (this.busy) throw new Error("a block is already being executed");
     this.busy = true;
@@ -184,7 +186,7 @@ export class Chain {
       const overlay = new StateOverlay(this.underWay?.state ?? this.store);
       const credited: (string | undefined)[] = txs.map(() => undefined);
       const results: TxResult[] = [];
-      const slices = this.executionSliceMs === undefined ? undefined : new TimeSlices(this.executionSliceMs);
+      const slices = sliceMs === undefined ? undefined : new TimeSlices(sliceMs);
       for (const [i, tx] of txs.entries()) {
         results.push(
           executeTx(overlay, tx, (address) => {
@@ -241,11 +243,12 @@ export class Chain {
   /**
    * Checks a block another node proposed (links, parent certificate, transactions) and executes
    * it; the result must reproduce its header exactly. Throws InvalidBlockError; on success the
-   * block is held as executed, ready for `commit` or `abandon`.
+   * block is held as executed, ready for `commit` or `abandon`. `limits.executionSliceMs`: executed
+   * in time slices of that length (a syncing node's blocks; a validator's are due within a round).
    */
   async executeProposed(
     block: ProposedBlock,
-    limits: { maxTxBytes: number },
+    limits: { maxTxBytes: number; executionSliceMs?: number },
     alreadyVerified?: (tx: Tx) => boolean,
   ): Promise<ExecutedBlock> {
     const parent = this.head();
@@ -263,10 +266,13 @@ export class Chain {
     };
     if (alreadyVerified !== undefined) context.alreadyVerified = alreadyVerified;
     const signers = checkProposedBlock(block, context);
-    const executed = await this.execute(block.txs, block.header.proposer, block.header.timestamp, {
-      commit: block.last_commit,
-      signers,
-    });
+    const executed = await this.execute(
+      block.txs,
+      block.header.proposer,
+      block.header.timestamp,
+      { commit: block.last_commit, signers },
+      limits.executionSliceMs ?? this.executionSliceMs,
+    );
     if (executed.hash !== hashHeader(block.header)) {
       this.abandon();
       const ours = executed.header;

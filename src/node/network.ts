@@ -39,6 +39,12 @@ import { PartitionFilter, watchPartitionFile } from "./partition.ts";
 import { SnapshotStore } from "./snapshots.ts";
 import { SyncProgress } from "./syncProgress.ts";
 
+/**
+ * How long a syncing node's block execution holds the event loop at a time (SyncLimits): a
+ * submission to it is acknowledged after a few turns, each no longer than this.
+ */
+const SYNC_EXECUTION_SLICE_MS = 10;
+
 /** The p2p layer's options from the node's (the network node's, and state sync's before it). */
 export function p2pOptionsOf(
   options: NodeOptions,
@@ -238,6 +244,7 @@ export class NetworkServices {
       {
         chainId: genesis.chain_id,
         maxTxBytes: genesis.consensus.max_tx_bytes,
+        executionSliceMs: SYNC_EXECUTION_SLICE_MS,
         batch: options.p2p.syncBatch,
         exclusive: (task) => this.engine.exclusive(task),
         pool,

@@ -17,6 +17,7 @@ import {
 import { LmdbStore } from "../../../src/storage/index.ts";
 import { MemoryStore } from "../../helpers/memoryStore.ts";
 import { withTempDir } from "../../helpers/tempDir.ts";
+import { turnsWhile } from "../../helpers/turns.ts";
 import { SIM_CHAIN_ID, SimNetwork } from "../../helpers/consensusNet.ts";
 
 /** Peers backed by the stores of simulated validators; `corrupt` rewrites what one serves. */
@@ -171,6 +172,35 @@ describe("BlockSync", () => {
       headAtFirstTurn !== undefined && headAtFirstTurn < head,
       `the first turn came at head ${headAtFirstTurn}, the sync ended at ${head}`,
     );
+  });
+
+  it("executes each block in slices with executionSliceMs (a syncing node's), in one piece without", async () => {
+    for (const executionSliceMs of [undefined, 0]) {
+      const { chain } = await freshChain(net);
+      const turns: number[] = [];
+      const executeProposed = chain.executeProposed.bind(chain);
+      chain.executeProposed = async (...args) => {
+        const executing = executeProposed(...args);
+        turns.push(await turnsWhile(executing, () => undefined));
+        return executing;
+      };
+      await syncOf(
+        chain,
+        sourceOf(net),
+        executionSliceMs === undefined ? {} : { executionSliceMs },
+      ).trigger();
+      assert.ok(chain.head().header.number >= 11, "synced");
+      if (executionSliceMs === undefined)
+        assert.ok(
+          turns.every((t) => t === 0),
+          `turns ${turns.join(" ")}`,
+        );
+      else
+        assert.ok(
+          turns.some((t) => t > 0),
+          "no turn ran inside a block's execution",
+        );
+    }
   });
 
   it("tells the pool of each synced block's transactions after the block commits, before onBlock", async () => {
