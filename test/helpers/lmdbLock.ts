@@ -25,4 +25,3 @@ export function holdWriteLock(path: string, ms: number): { child: ChildProcess; 
   });
   return { child, locked };
 }
-
