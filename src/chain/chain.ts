@@ -271,7 +271,7 @@ export class Chain {
       block.header.proposer,
       block.header.timestamp,
       { commit: block.last_commit, signers },
-      limits.executionSliceMs ?? this.executionSliceMs,
+      limits.executionSliceMs, // unset: ChainOptions.executionSliceMs
     );
     if (executed.hash !== hashHeader(block.header)) {
       this.abandon();

@@ -108,12 +108,16 @@ export class StateTrie {
     await this.trie.newNodesInSlices(pause);
   }
 
+  /** `markCommitted(underWay)`, its release of the block's decoded nodes in pieces. */
   async markCommittedInSlices(underWay: boolean, pause: () => Promise<void>): Promise<void> {
     this.movedOn(underWay);
     await this.trie.markCommittedInSlices(pause);
   }
 
-  /** The trie's committed root becomes the current one; its nodes are read from the write until `written()` if `underWay`. */
+  /**
+   * The trie's committed root becomes the current one; with `underWay`, its nodes are read from
+   * the write until `written()`.
+   */
   private movedOn(underWay: boolean): void {
     const writes = this.trie.newNodes();
     this.committedRoot = trieWrite(writes).root;

@@ -84,14 +84,7 @@ export async function commitSyncBlock(
   if (!check.ok) return { refused: `commit: ${check.message}` };
   let executed: ExecutedBlock;
   try {
-    executed = await chain.executeProposed(
-      block,
-      {
-        maxTxBytes: limits.maxTxBytes,
-        ...(limits.executionSliceMs === undefined ? {} : { executionSliceMs: limits.executionSliceMs }),
-      },
-      alreadyVerified,
-    );
+    executed = await chain.executeProposed(block, limits, alreadyVerified);
   } catch (error) {
     if (error instanceof InvalidBlockError) return { refused: error.message };
     throw error;
