@@ -18,7 +18,7 @@ import {
   HISTORY_REBUILD_BATCH_TXS,
   type HistoryRebuildTables,
 } from "./historyUpgrade.ts";
-import { JOURNAL_FILE, LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts";
+import { JOURNAL_FILE, LmdbPoolJournal, migrateSchema3Journal } from "./poolJournal.ts";
 import {
   DELETIONS_FROM,
   defaultRetention,
@@ -140,7 +140,7 @@ export class LmdbStore implements ChainStore {
       history: this.history,
     };
     const version = this.meta.get("schema_version");
-    if (version === 3) this.migrateJournal(legacyJournal);
+    if (version === 3) migrateSchema3Journal(this.root, legacyJournal);
     // 3 and 4 → 5 created trie_retired empty (nothing to write: blocks committed before it keep
     // no retired lists, docs/decisions/011-pruning.md); 5 → 6 indexes the stored transactions.
     if (version === 3 || version === 4 || version === 5) beginHistoryRebuild(rebuild, SCHEMA_VERSION);
@@ -478,15 +478,6 @@ export class LmdbStore implements ChainStore {
   /** Writes a checked snapshot into a store without chain data (see writeSnapshot). */
   restoreSnapshot(restore: SnapshotRestore): void {
     writeSnapshot(this.root, this.tables, restore);
-  }
-
-  /** Schema 3 → 4: the journal's entries move from the hash-keyed table to the seq-keyed one. */
-  private migrateJournal(journal: Database<Tx, number>): void {
-    const legacy = openTable<PoolRecord, string>(this.root, "legacyPool");
-    this.root.transactionSync(() => {
-      for (const { value } of legacy.getRange()) journal.put(value.seq, value.tx);
-      legacy.dropSync();
-    });
   }
 
   /** Makes the pruning owed first (one bounded write), so that a clean stop leaves none behind. */

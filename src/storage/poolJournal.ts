@@ -143,3 +143,15 @@ export class LmdbPoolJournal {
     }
   }
 }
+
+/**
+ * Schema 3 → 4, in the chain's environment: the journal's entries move from the hash-keyed table
+ * (`legacyPool`) to the seq-keyed one, which LmdbPoolJournal.adopt then moves into its own.
+ */
+export function migrateSchema3Journal(root: RootDatabase, journal: Database<Tx, number>): void {
+  const legacy = openTable<PoolRecord, string>(root, "legacyPool");
+  root.transactionSync(() => {
+    for (const { value } of legacy.getRange()) journal.put(value.seq, value.tx);
+    legacy.dropSync();
+  });
+}
