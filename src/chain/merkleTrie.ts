@@ -9,6 +9,7 @@ import {
 } from "./trieCodec.ts";
 import {
   BRANCH,
+  type BranchNode,
   type Child,
   childAt,
   childCount,
@@ -230,13 +231,7 @@ export class MerkleTrie {
     if (isNode(top) && top.type === BRANCH && top.gen === this.gen) {
       // What release(top, 0) does, a subtree at a time.
       top.encoded = undefined;
-      for (let i = 0; i < 16; i++) {
-        const child = top.nodes[i];
-        if (child === undefined) continue;
-        const kept = this.released(child, 1);
-        if (kept !== child) setChild(top, i, kept);
-        yield;
-      }
+      for (let i = 0; i < 16; i++) if (this.releaseChild(top, i, 1)) yield;
     } else if (isNode(top)) this.release(top, 0);
     this.nextId += writes.records.size;
     this.committed = top;
@@ -432,12 +427,16 @@ export class MerkleTrie {
       node.child = this.released(node.child, depth + node.path.length);
       return;
     }
-    for (let i = 0; i < 16; i++) {
-      const child = node.nodes[i];
-      if (child === undefined) continue;
-      const kept = this.released(child, depth + 1);
-      if (kept !== child) setChild(node, i, kept);
-    }
+    for (let i = 0; i < 16; i++) this.releaseChild(node, i, depth + 1);
+  }
+
+  /** Releases branch `node`'s child `i` (at `depth`); false if it has none there. */
+  private releaseChild(node: BranchNode, i: number, depth: number): boolean {
+    const child = node.nodes[i];
+    if (child === undefined) return false;
+    const kept = this.released(child, depth);
+    if (kept !== child) setChild(node, i, kept);
+    return true;
   }
 
   private released(child: Child, depth: number): Child {

@@ -150,7 +150,7 @@ export class LmdbStore implements ChainStore {
     // Also when an earlier open was killed in the middle of it.
     continueHistoryRebuild(rebuild, options.historyRebuildBatchTxs ?? HISTORY_REBUILD_BATCH_TXS);
     this.journal = new LmdbPoolJournal(join(path, JOURNAL_FILE));
-    this.journal.adopt(legacyJournal, () => legacyJournal.clearSync());
+    this.journal.adopt(legacyJournal);
     this.pruner = new Pruner(
       {
         meta: this.meta,

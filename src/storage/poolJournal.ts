@@ -47,16 +47,16 @@ export class LmdbPoolJournal {
 
   /**
    * Moves the entries of `legacy` (the journal table of a chain environment written before the
-   * journal had its own) into this one, durably, before `clear` empties it: a kill in between
+   * journal had its own) into this one, durably, before it empties `legacy`: a kill in between
    * leaves them in both, and the next open moves them again (same seqs, same entries).
    */
-  adopt(legacy: Database<Tx, number>, clear: () => void): void {
+  adopt(legacy: Database<Tx, number>): void {
     const entries = [...legacy.getRange()];
     if (entries.length === 0) return;
     this.root.transactionSync(() => {
       for (const { key, value } of entries) this.journal.put(key, value);
     });
-    clear();
+    legacy.clearSync();
   }
 
   /** Journals admitted transactions; resolves once they are durable. */

@@ -25,6 +25,15 @@ describe("block 0's hash remembered per home (node/genesisCheck.ts)", () => {
   const root = mkdtempSync(join(tmpdir(), "chain-node-genesis-check-"));
   after(() => rmSync(root, { recursive: true, force: true }));
 
+  /** A home whose node opened its chain once (so it holds the record), with its genesis.json. */
+  const openedHome = async (name: string): Promise<string> => {
+    const home = join(root, name);
+    const node = await startTestNode({ home, keepHome: true });
+    await node.stop();
+    saveGenesis(home, GENESIS);
+    return home;
+  };
+
   it("digests the genesis itself: the same after a round trip through genesis.json, another for another chain", () => {
     const home = join(root, "digest");
     saveGenesis(home, GENESIS);
@@ -70,10 +79,7 @@ describe("block 0's hash remembered per home (node/genesisCheck.ts)", () => {
   });
 
   it("snapshot create takes block 0's hash from the record instead of building block 0", async () => {
-    const home = join(root, "snapshot");
-    const node = await startTestNode({ home, keepHome: true });
-    await node.stop();
-    saveGenesis(home, GENESIS);
+    const home = await openedHome("snapshot");
     const out = join(root, "a.snapshot");
     const made = await createSnapshot({ home, out, faults: NO_TEST_FAULTS });
     assert.equal(made.manifest.genesis_hash, BLOCK0);
@@ -87,10 +93,7 @@ describe("block 0's hash remembered per home (node/genesisCheck.ts)", () => {
   });
 
   it("import into a home of the same genesis compares the file's block 0 with the record", async () => {
-    const home = join(root, "import");
-    const node = await startTestNode({ home, keepHome: true });
-    await node.stop();
-    saveGenesis(home, GENESIS);
+    const home = await openedHome("import");
     const file = join(root, "chain.ndjson");
     await exportChain({ home, out: file });
     const again = await importChain({ home, file });
