@@ -11,7 +11,7 @@ import { failpoint } from "../faults/index.ts";
 import { Listeners } from "./listeners.ts";
 import { type Genesis, genesisWrite } from "./genesis.ts";
 import { type StateChanges, StateOverlay, type StateReader } from "./state.ts";
-import { StateTrie } from "./stateTrie.ts";
+import { type StateCommitment, StateTrie } from "./stateTrie.ts";
 import type { BlockWrite, ChainStore, StateChangeEvent } from "./chainStore.ts";
 import { afterIoTurn, TimeSlices } from "./timeSlices.ts";
 import type { BlockHeader, Commit, ConfirmedTx, StoredBlock, Tx, TxResult, Validator } from "./types.ts";
@@ -59,6 +59,13 @@ export interface ChainOptions {
    * Unset: built and compared. A new store always builds it (its write needs the trie).
    */
   genesisHash?: string;
+  /**
+   * Opens the state's commitment at a committed root (undefined: the empty trie). Unset: a
+   * StateTrie on this thread, reading the store. A node with a trie thread (storage/trieThread.ts,
+   * docs/decisions/024) passes its own; that trie reads committed nodes from the environment, so
+   * such a chain commits blocks one write at a time (`commitTogether` refuses).
+   */
+  openTrie?: (rootHex: string | undefined) => StateCommitment;
 }
 
 /** A block handed to the store by `commitAside` whose write is not yet durable. */
@@ -80,7 +87,10 @@ interface BlockUnderWay {
 export class Chain {
   readonly genesis: Genesis;
   private readonly store: ChainStore;
-  private trie: StateTrie;
+  private trie: StateCommitment;
+  private readonly openTrie: (rootHex: string | undefined) => StateCommitment;
+  /** ChainOptions.openTrie was given. */
+  private readonly trieOfCaller: boolean;
   private headBlock: StoredBlock | undefined;
   private busy = false;
   /** The block commitAside handed to the store, until its write settles. */
@@ -105,7 +115,9 @@ export class Chain {
   constructor(store: ChainStore, genesis: Genesis, options: ChainOptions = {}) {
     this.store = store;
     this.genesis = genesis;
-    this.trie = new StateTrie(store);
+    this.openTrie = options.openTrie ?? ((rootHex) => new StateTrie(store, rootHex));
+    this.trieOfCaller = options.openTrie !== undefined;
+    this.trie = this.openTrie(undefined);
     this.executionSliceMs = options.executionSliceMs;
     this.writesAside = options.writesAside === true;
     this.genesisHash = options.genesisHash;
@@ -118,7 +130,7 @@ export class Chain {
       const genesis = genesisWrite(this.genesis, this.store.nextTrieNodeId(), true);
       await this.store.commitBlock(genesis);
       this.headBlock = genesis.block;
-      this.trie = new StateTrie(this.store, genesis.block.header.state_root);
+      this.trie = this.openTrie(genesis.block.header.state_root);
       return;
     }
     // On a store that has block 0 the genesis is only compared: its trie nodes are not kept.
@@ -132,7 +144,7 @@ export class Chain {
     const head = this.store.getBlock(headNumber);
     if (head === undefined) throw new Error(`head block ${headNumber} is missing from storage`);
     this.headBlock = head;
-    this.trie = new StateTrie(this.store, head.header.state_root);
+    this.trie = this.openTrie(head.header.state_root);
   }
 
   /** The last durable block: what every read and the network see. */
@@ -439,6 +451,8 @@ export class Chain {
    * rejects.
    */
   async commitTogether<T>(items: readonly T[], step: (item: T) => Promise<boolean>): Promise<number> {
+    // A trie on another thread would not see the range's nodes inside the range's open write.
+    if (this.trieOfCaller) throw new Error("a chain with ChainOptions.openTrie commits one block a write");
     if (this.store.commitTogether === undefined) {
       let done = 0;
       while (done < items.length && (await step(items[done] as T))) done++;
@@ -458,7 +472,7 @@ export class Chain {
     const head = headNumber === undefined ? undefined : this.store.getBlock(headNumber);
     if (head === undefined) throw new Error("the store lost its head block");
     this.headBlock = head;
-    this.trie = new StateTrie(this.store, head.header.state_root);
+    this.trie = this.openTrie(head.header.state_root);
   }
 
   /** The parent with the carried certificate, when it differs from the one stored. */

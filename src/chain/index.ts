@@ -73,7 +73,13 @@ export {
   StateUnavailableError,
   type ValueProof,
 } from "./stateReads.ts";
-export { StateTrie, type TrieNodeReader, type TrieWrite } from "./stateTrie.ts";
+export {
+  EMPTY_ROOT,
+  type StateCommitment,
+  StateTrie,
+  type TrieNodeReader,
+  type TrieWrite,
+} from "./stateTrie.ts";
 export { runSteps, TimeSlices } from "./timeSlices.ts";
 export {
   isQuorum,

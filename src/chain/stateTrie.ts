@@ -32,12 +32,35 @@ export interface TrieWrite {
 }
 
 /**
+ * What the chain asks of the state's commitment, block by block: StateTrie on the chain's own
+ * thread, or a trie on a thread of its own (storage/trieThread.ts, docs/decisions/024). The calls
+ * follow one another in the order the chain makes them; `pause`, where taken, is awaited between
+ * pieces of work done on the caller's thread, and is not needed by work done elsewhere.
+ */
+export interface StateCommitment {
+  /** Applies a block's leaf changes on top of the current root; resolves to the new root. */
+  apply(changes: StateChanges, pause?: () => Promise<void>): Promise<string>;
+  /** What the block must store with itself (after `apply`). */
+  pendingWrite(): TrieWrite;
+  /** `pendingWrite()`'s walk over the new nodes, in pieces (before it, on a sliced chain). */
+  numberNewNodes(pause: () => Promise<void>): Promise<void>;
+  /** The block is stored (or, with `underWay`, handed to the store): the trie moves on to it. */
+  markCommitted(underWay?: boolean): void;
+  /** `markCommitted(underWay)`, in pieces. */
+  markCommittedInSlices(underWay: boolean, pause: () => Promise<void>): Promise<void>;
+  /** The write markCommitted(true) was told of is durable. */
+  written(): void;
+  /** Drops the changes applied since the last commit. */
+  discard(): void;
+}
+
+/**
  * Merkle commitment to the state: a secure Merkle-Patricia trie (keccak-hashed keys) mapping each
  * leaf path to the canonical JSON of its value: the trie and root of @ethereumjs/mpt with
  * `useKeyHashing`. A block's changes are applied in memory and hashed once; only the nodes
  * reachable from its root are handed to the store.
  */
-export class StateTrie {
+export class StateTrie implements StateCommitment {
   private readonly trie: MerkleTrie;
   /** The root as stored (hex and node id); undefined for the empty trie. */
   private committedRoot: { hash: string; id: number } | undefined;
