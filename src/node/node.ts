@@ -24,6 +24,7 @@ import type { StateSyncProgress } from "../sync/index.ts";
 import { Admission, PendingPool } from "../txpool/index.ts";
 import { SignatureWorkers } from "./signatureWorkers.ts";
 import { type NodeOptions, writeThreadFor } from "./options.ts";
+import { TrieThread } from "./trieThread.ts";
 import { homePaths } from "./home.ts";
 import { explorerHandlers } from "./explorer.ts";
 import { genesisDigest, rememberedGenesisHash, rememberGenesisHash } from "./genesisCheck.ts";
@@ -118,6 +119,7 @@ export class ChainNode {
   private readonly blocks: BlockMaking;
   private readonly verifier: SignatureWorkers | undefined;
   private readonly snapshots: PeriodicSnapshots;
+  private readonly trieThread: TrieThread | undefined;
   private readonly lock: HomeLock;
   private readonly log: Logger;
   /** The libp2p listen addresses (network mode), for operators and tests. */
@@ -132,6 +134,7 @@ export class ChainNode {
     blocks: BlockMaking;
     verifier: SignatureWorkers | undefined;
     snapshots: PeriodicSnapshots;
+    trieThread: TrieThread | undefined;
     lock: HomeLock;
     log: Logger;
     p2pAddrs: string[];
@@ -139,6 +142,7 @@ export class ChainNode {
     this.lock = parts.lock;
     this.verifier = parts.verifier;
     this.snapshots = parts.snapshots;
+    this.trieThread = parts.trieThread;
     this.genesis = parts.genesis;
     this.store = parts.store;
     this.rpc = parts.rpc;
@@ -185,6 +189,7 @@ export class ChainNode {
     }
     let started: BlockMaking | undefined;
     let live: LiveUpdates | undefined;
+    let trieThread: TrieThread | undefined;
     let verifier: SignatureWorkers | undefined;
     let snapshots: PeriodicSnapshots | undefined;
     try {
@@ -204,10 +209,15 @@ export class ChainNode {
       // Block 0 is compared with the hash remembered for this genesis, if the home has one.
       const digest = genesisDigest(genesis);
       const genesisHash = rememberedGenesisHash(options.home, digest);
+      // A dev node's trie is on a thread of its own (docs/decisions/024); a network node's, which
+      // sync commits in ranges, is on the event loop.
+      const trie = mode.kind === "dev" ? await startTrieThread(paths.data, log) : undefined;
+      trieThread = trie;
       const chain = new Chain(store, genesis, {
         ...(mode.kind === "dev"
           ? { executionSliceMs: DEV_EXECUTION_SLICE_MS, writesAside: writeThread }
           : {}),
+        ...(trie === undefined ? {} : { openTrie: (rootHex) => trie.open(store, rootHex) }),
         ...(genesisHash === undefined ? {} : { genesisHash }),
       });
       await chain.open();
@@ -358,6 +368,7 @@ export class ChainNode {
         blocks,
         verifier,
         snapshots: periodic,
+        trieThread,
         lock,
         log,
         p2pAddrs,
@@ -367,6 +378,7 @@ export class ChainNode {
       await started?.stop();
       await snapshots?.stop();
       await verifier?.close();
+      await trieThread?.close();
       await store.close();
       lock.release();
       throw error;
@@ -381,9 +393,20 @@ export class ChainNode {
     // After block making: no commit starts another; a snapshot under way is abandoned.
     await this.snapshots.stop();
     await this.verifier?.close();
+    await this.trieThread?.close();
     await this.store.close();
     this.lock.release();
     this.log.info("node stopped");
+  }
+}
+
+/** The trie thread, or undefined (the trie on the event loop) if it cannot start, as startVerifier. */
+async function startTrieThread(path: string, log: Logger): Promise<TrieThread | undefined> {
+  try {
+    return await TrieThread.start(path);
+  } catch (error) {
+    log.warn({ err: error }, "trie thread did not start; the state's trie is on the event loop");
+    return undefined;
   }
 }
 

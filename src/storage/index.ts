@@ -12,3 +12,4 @@ export { JOURNAL_FILE, LmdbPoolJournal, type PoolRecord } from "./poolJournal.ts
 export { defaultRetention, MIN_RETAIN, type RetentionOptions } from "./pruning.ts";
 export { ReadOnlyStore, type StoreSnapshot } from "./readOnlyStore.ts";
 export { DATABASES, SCHEMA_VERSION } from "./schema.ts";
+export { openSharedTrieNodes, type SharedTrieNodes } from "./sharedTrieNodes.ts";

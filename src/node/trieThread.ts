@@ -1,0 +1,212 @@
+import { Worker } from "node:worker_threads";
+import {
+  EMPTY_ROOT,
+  type StateChanges,
+  type StateCommitment,
+  type TrieNodeReader,
+  type TrieWrite,
+} from "../chain/index.ts";
+
+/** How long `close` waits for the thread to exit by itself before terminating it. */
+const EXIT_WAIT_MS = 5_000;
+
+/** A block's trie write as the thread sends it: records packed in `bytes`, cut at `ends`. */
+export interface PackedTrieWrite {
+  ids: Float64Array;
+  ends: Uint32Array;
+  bytes: Uint8Array;
+  retired: Float64Array;
+  root?: { hash: string; id: number };
+  parent?: { hash: string; id: number };
+}
+
+/** What the chain's thread asks of the trie thread (trieThreadWorker.ts), in order. */
+export type TrieRequest =
+  | { op: "open"; rootHex: string | undefined; rootId: number | undefined; nextId: number }
+  | { op: "apply"; seq: number; changes: StateChanges }
+  | { op: "markCommitted"; underWay: boolean }
+  | { op: "written" }
+  | { op: "discard" }
+  | { op: "close" };
+
+/** The trie thread's answer to an apply. */
+export type TrieReply =
+  | { seq: number; rootHex: string; write: PackedTrieWrite }
+  | { seq: number; error: string };
+
+/**
+ * The state's trie on a thread of its own (docs/decisions/024): a block's changes are sent there,
+ * applied, hashed and numbered while the chain's event loop goes on (admission, reads), and the
+ * root and the block's trie write come back. The chain's calls become messages, answered in the
+ * order they were sent; only `apply` waits for an answer.
+ *
+ * The thread reads committed nodes from the store's environment, so the chain must tell it when a
+ * block is durable (`markCommitted`, `written`) as StateTrie's callers do, and must not commit
+ * several blocks in one write (Chain.commitTogether refuses).
+ */
+export class TrieThread {
+  private readonly worker: Worker;
+  private seq = 0;
+  private readonly waiting = new Map<
+    number,
+    { resolve: (reply: TrieReply) => void; reject: (e: Error) => void }
+  >();
+  private lost: Error | undefined;
+  private exited = false;
+
+  private constructor(worker: Worker) {
+    this.worker = worker;
+    worker.on("message", (reply: TrieReply) => {
+      const waiting = this.waiting.get(reply.seq);
+      this.waiting.delete(reply.seq);
+      if (this.waiting.size === 0) worker.unref();
+      waiting?.resolve(reply);
+    });
+    const lose = (error: Error) => {
+      this.lost ??= error;
+      for (const waiting of this.waiting.values()) waiting.reject(this.lost);
+      this.waiting.clear();
+    };
+    worker.on("error", lose);
+    worker.on("exit", (code) => {
+      this.exited = true;
+      lose(new Error(`the trie thread exited (code ${code})`));
+    });
+  }
+
+  /**
+   * Starts the thread on the store at `path` (a directory the node's LmdbStore has open) and
+   * waits until it runs. `residentDepth`: the MerkleTrie option (tests).
+   */
+  static async start(path: string, options: { residentDepth?: number } = {}): Promise<TrieThread> {
+    // The entry loads the sources itself (loadTypeScript.mjs): the parent's --import flags (tsx
+    // under the tests) would load them twice.
+    const worker = new Worker(new URL("./trieThreadEntry.mjs", import.meta.url), {
+      execArgv: [],
+      workerData: { path, ...options },
+    });
+    const exited = (code: number) => new Error(`the trie thread exited at start (code ${code})`);
+    await new Promise<void>((resolve, reject) => {
+      const failed = (error: Error) => {
+        worker.off("message", ready);
+        reject(error);
+      };
+      const ready = () => {
+        worker.off("error", failed);
+        resolve();
+      };
+      worker.once("message", ready);
+      worker.once("error", failed);
+      worker.once("exit", (code) => failed(exited(code)));
+    });
+    worker.unref(); // only a pending apply keeps the process alive
+    return new TrieThread(worker);
+  }
+
+  /**
+   * The trie at a committed root (undefined or EMPTY_ROOT: empty), as `store` holds it:
+   * ChainOptions.openTrie. The thread drops the trie it held before.
+   */
+  open(store: TrieNodeReader, rootHex: string | undefined): StateCommitment {
+    const empty = rootHex === undefined || rootHex === EMPTY_ROOT;
+    const rootId = empty ? undefined : store.getTrieRoot(rootHex);
+    if (!empty && rootId === undefined) throw new Error(`state root ${rootHex} is not in the store`);
+    this.post({ op: "open", rootHex, rootId, nextId: store.nextTrieNodeId() });
+    return new ThreadTrie(this);
+  }
+
+  /**
+   * Ends the thread once the work sent before has been done; calls after this fail. The thread
+   * closes its environment and exits by itself; it is terminated (which may abort inside LMDB's
+   * native code) only if it has not exited EXIT_WAIT_MS after the close began.
+   */
+  async close(): Promise<void> {
+    if (this.lost !== undefined && this.exited) return;
+    const exit = new Promise<void>((resolve) => this.worker.once("exit", () => resolve()));
+    const timer = setTimeout(() => void this.worker.terminate(), EXIT_WAIT_MS);
+    if (this.lost === undefined) this.worker.postMessage({ op: "close" } satisfies TrieRequest);
+    this.lost ??= new Error("the trie thread is closed");
+    this.worker.ref();
+    if (!this.exited) await exit;
+    clearTimeout(timer);
+  }
+
+  post(request: TrieRequest): void {
+    if (this.lost === undefined) this.worker.postMessage(request);
+  }
+
+  request(changes: StateChanges): Promise<TrieReply> {
+    if (this.lost !== undefined) return Promise.reject(this.lost);
+    const seq = ++this.seq;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(seq, { resolve, reject });
+      this.worker.ref();
+      this.worker.postMessage({ op: "apply", seq, changes } satisfies TrieRequest);
+    });
+  }
+}
+
+/** The chain's handle on the trie thread's trie (StateCommitment). */
+class ThreadTrie implements StateCommitment {
+  private readonly thread: TrieThread;
+  /** What the last apply gave, until the trie moves on or drops it. */
+  private write: TrieWrite | undefined;
+
+  constructor(thread: TrieThread) {
+    this.thread = thread;
+  }
+
+  async apply(changes: StateChanges): Promise<string> {
+    this.write = undefined;
+    const reply = await this.thread.request(changes);
+    if ("error" in reply) throw new Error(`trie thread: ${reply.error}`);
+    this.write = unpacked(reply.write);
+    return reply.rootHex;
+  }
+
+  pendingWrite(): TrieWrite {
+    if (this.write === undefined) throw new Error("no block was applied to the trie");
+    return this.write;
+  }
+
+  /** The thread numbered the nodes when it applied the block. */
+  numberNewNodes(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  markCommitted(underWay = false): void {
+    this.write = undefined;
+    this.thread.post({ op: "markCommitted", underWay });
+  }
+
+  markCommittedInSlices(underWay: boolean): Promise<void> {
+    this.markCommitted(underWay);
+    return Promise.resolve();
+  }
+
+  written(): void {
+    this.thread.post({ op: "written" });
+  }
+
+  discard(): void {
+    this.write = undefined;
+    this.thread.post({ op: "discard" });
+  }
+}
+
+/** A PackedTrieWrite as a TrieWrite: its records are views into the one buffer. */
+function unpacked({ ids, ends, bytes, retired, root, parent }: PackedTrieWrite): TrieWrite {
+  const nodes = {
+    *[Symbol.iterator](): Generator<readonly [number, Uint8Array]> {
+      for (let i = 0; i < ids.length; i++) {
+        yield [ids[i] as number, bytes.subarray(i === 0 ? 0 : ends[i - 1], ends[i])];
+      }
+    },
+  };
+  return {
+    nodes,
+    retired: Array.from(retired),
+    ...(root === undefined ? {} : { root }),
+    ...(parent === undefined ? {} : { parent }),
+  };
+}

@@ -1,0 +1,198 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { Chain, type JsonValue, StateTrie, type Tx } from "../../../src/chain/index.ts";
+import { TrieThread } from "../../../src/node/trieThread.ts";
+import { LmdbStore } from "../../../src/storage/index.ts";
+import { ALICE, BOB, selfCommit, testGenesis, VALIDATOR } from "../../helpers/chainFixture.ts";
+import { seededUint32 } from "../../helpers/seededRandom.ts";
+import { withTempDir } from "../../helpers/tempDir.ts";
+
+/**
+ * The state's trie on a thread of its own (node/trieThread.ts, docs/decisions/024): a chain whose
+ * trie is there must make exactly the blocks a chain with its trie on the event loop makes, through
+ * every way a block ends (committed, handed over while the next executes, abandoned, reopened).
+ * The thread keeps only the top level decoded (residentDepth 1), so that nearly every node of an
+ * earlier block is read back from the store, after the write that stored it.
+ */
+
+const T0 = 1_700_000_000_000;
+const GENESIS = testGenesis({
+  accounts: [
+    { address: ALICE, balance: 5_000_000 },
+    { address: BOB, balance: 10 },
+  ],
+});
+
+/** Alice's transaction `nonce`: a transfer to Bob, or a write (or, with null, a removal) of her data. */
+function aliceTx(nonce: number, ref: string, value: JsonValue): Tx {
+  return {
+    hash: `0x${(nonce + 1).toString(16).padStart(64, "0")}`,
+    address: ALICE,
+    signature: "0x",
+    timestamp: T0,
+    nonce,
+    operation: { type: "SET_VALUE", ref, value },
+  };
+}
+
+/** Blocks of 1–40 transactions: transfers, and writes and removals over 60 paths of Alice's. */
+function randomBlocks(seed: number, count: number): Tx[][] {
+  const random = seededUint32(seed);
+  const blocks: Tx[][] = [];
+  let nonce = 0;
+  for (let b = 0; b < count; b++) {
+    const txs: Tx[] = [];
+    for (let n = 1 + (random() % 40); n > 0; n--) {
+      const kind = random() % 4;
+      const slot = random() % 60;
+      if (kind === 0)
+        txs.push(aliceTx(nonce, `/transfer/${ALICE}/${BOB}/t${nonce}/value`, 1 + (random() % 9)));
+      else if (kind === 1) txs.push(aliceTx(nonce, `/users/${ALICE}/s${slot}`, null));
+      else txs.push(aliceTx(nonce, `/users/${ALICE}/s${slot}`, { n: random() % 1000, at: b }));
+      nonce++;
+    }
+    blocks.push(txs);
+  }
+  return blocks;
+}
+
+/** A chain on an LMDB store in `dir`, with its trie on `thread` if given. */
+async function openChain(dir: string, thread?: TrieThread, writeThread = false) {
+  const store = new LmdbStore(dir, undefined, { writeThread });
+  const chain = new Chain(store, GENESIS, {
+    writesAside: writeThread,
+    ...(thread === undefined ? {} : { openTrie: (rootHex) => thread.open(store, rootHex) }),
+  });
+  await chain.open();
+  return { store, chain };
+}
+
+const certify = (chain: Chain, txs: Tx[], height: number) =>
+  chain
+    .execute(txs, VALIDATOR, T0 + height * 1000)
+    .then((executed) => ({ executed, commit: selfCommit(executed) }));
+
+describe("the state's trie on a thread of its own", () => {
+  for (const writeThread of [false, true]) {
+    it(`makes the blocks a chain with its trie on the event loop makes (${writeThread ? "handed over while the next executes" : "each committed before the next"})`, async () => {
+      await withTempDir("trie-thread", async (dir) => {
+        const thread = await TrieThread.start(join(dir, "a"), { residentDepth: 1 });
+        const a = await openChain(join(dir, "a"), thread, writeThread);
+        const b = await openChain(join(dir, "b"));
+        try {
+          const random = seededUint32(7);
+          let durable: Promise<unknown> = Promise.resolve();
+          for (const [i, txs] of randomBlocks(3, 30).entries()) {
+            const height = i + 1;
+            const theirs = await certify(b.chain, txs, height);
+            // Now and then another block is executed and abandoned first (a proposal that lost its
+            // round): it writes a path that no block writes, so its root is no block's.
+            if (random() % 5 === 0) {
+              const first = txs[0] as Tx;
+              const lost = aliceTx(first.nonce, `/users/${ALICE}/lost/b${height}`, height);
+              await a.chain.execute([lost], VALIDATOR, T0);
+              a.chain.abandon();
+            }
+            const ours = await certify(a.chain, txs, height);
+            assert.equal(
+              ours.executed.header.state_root,
+              theirs.executed.header.state_root,
+              `block ${height}`,
+            );
+            assert.equal(ours.executed.hash, theirs.executed.hash);
+            await b.chain.commit(theirs.executed, theirs.commit, [VALIDATOR]);
+            const handed = await a.chain.commitAside(ours.executed, ours.commit, [VALIDATOR]);
+            durable = handed.durable;
+          }
+          await durable;
+          // What the thread's trie stored is the whole trie: opened here, it has the same root.
+          const head = a.chain.head();
+          assert.equal(head.hash, b.chain.head().hash);
+          assert.equal(new StateTrie(a.store, head.header.state_root).rootHex(), head.header.state_root);
+        } finally {
+          await thread.close();
+          await a.store.close();
+          await b.store.close();
+        }
+      });
+    });
+  }
+
+  it("goes on from the stored head after the node restarts", async () => {
+    await withTempDir("trie-thread", async (dir) => {
+      const blocks = randomBlocks(11, 12);
+      const reference = await openChain(join(dir, "b"));
+      const path = join(dir, "a");
+      try {
+        for (const [run, range] of [
+          [0, [0, 6]],
+          [1, [6, 12]],
+        ] as const) {
+          const thread = await TrieThread.start(path, { residentDepth: 1 });
+          const a = await openChain(path, thread);
+          try {
+            for (let i = range[0]; i < range[1]; i++) {
+              const txs = blocks[i] as Tx[];
+              if (run === 0) {
+                const theirs = await certify(reference.chain, txs, i + 1);
+                await reference.chain.commit(theirs.executed, theirs.commit, [VALIDATOR]);
+              }
+              const ours = await certify(a.chain, txs, i + 1);
+              await a.chain.commit(ours.executed, ours.commit, [VALIDATOR]);
+            }
+          } finally {
+            await thread.close();
+            await a.store.close();
+          }
+          if (run === 1) {
+            for (let i = 6; i < 12; i++) {
+              const theirs = await certify(reference.chain, blocks[i] as Tx[], i + 1);
+              await reference.chain.commit(theirs.executed, theirs.commit, [VALIDATOR]);
+            }
+          }
+        }
+        const reopened = new LmdbStore(path);
+        try {
+          const head = reopened.getBlock(reopened.headNumber() ?? -1);
+          assert.equal(head?.hash, reference.chain.head().hash);
+        } finally {
+          await reopened.close();
+        }
+      } finally {
+        await reference.store.close();
+      }
+    });
+  });
+
+  it("fails the next block with the cause once the thread is gone", async () => {
+    await withTempDir("trie-thread", async (dir) => {
+      const thread = await TrieThread.start(dir);
+      const { store, chain } = await openChain(dir, thread);
+      try {
+        await thread.close();
+        await assert.rejects(certify(chain, randomBlocks(1, 1)[0] as Tx[], 1), /the trie thread is closed/);
+        // The chain is not left busy: the next block fails the same way, not as "already executing".
+        await assert.rejects(certify(chain, randomBlocks(1, 1)[0] as Tx[], 1), /the trie thread is closed/);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
+  it("is refused for blocks committed together in one write (the thread would not see the range's nodes)", async () => {
+    await withTempDir("trie-thread", async (dir) => {
+      const thread = await TrieThread.start(dir);
+      const { store, chain } = await openChain(dir, thread);
+      try {
+        await assert.rejects(
+          chain.commitTogether([1], async () => true),
+          /commits one block a write/,
+        );
+      } finally {
+        await thread.close();
+        await store.close();
+      }
+    });
+  });
+});
