@@ -18,6 +18,7 @@ import { dirname } from "node:path";
 import { performance } from "node:perf_hooks";
 import { balanceOf, Chain, type ChainStore, type Commit, type Genesis, type Tx } from "../src/chain/index.ts";
 import { keccakBackend, keccakReady, toChecksumAddress } from "../src/crypto/index.ts";
+import { TrieThread } from "../src/node/trieThread.ts";
 import { LmdbStore, type RetentionOptions } from "../src/storage/index.ts";
 import { MemoryStore } from "../test/helpers/memoryStore.ts";
 import { seededUint32 } from "../test/helpers/seededRandom.ts";
@@ -60,6 +61,8 @@ export interface ExecutionSpec {
    * from the end of the last block's hand-over to the end of its own.
    */
   aside?: boolean;
+  /** The state's trie on a thread of its own (node/trieThread.ts, decision 024); LMDB only. */
+  trieThread?: boolean;
 }
 
 export interface BlockTiming {
@@ -153,7 +156,12 @@ const genesis: Genesis = {
 const aside = spec.aside === true;
 const store: ChainStore & { close?: () => Promise<void> } =
   spec.store === "lmdb" ? new LmdbStore(spec.dir, spec.retention, { writeThread: aside }) : new MemoryStore();
-const chain = new Chain(store, genesis, { writesAside: aside });
+const trieThread =
+  spec.trieThread === true && store instanceof LmdbStore ? await TrieThread.start(spec.dir) : undefined;
+const chain = new Chain(store, genesis, {
+  writesAside: aside,
+  ...(trieThread === undefined ? {} : { openTrie: (rootHex) => trieThread.open(store, rootHex) }),
+});
 const openStart = performance.now();
 await chain.open(); // fill: writes block 0; run: checks it against genesis
 const openedS = (performance.now() - openStart) / 1000;
@@ -369,5 +377,6 @@ const run = result({
   failedTxs,
   otherCpuPct,
 });
+await trieThread?.close();
 await store.close?.();
 console.log(JSON.stringify(run));
