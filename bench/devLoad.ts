@@ -64,11 +64,27 @@ function threadPctSince(pid: number | undefined, mark: ThreadMark | undefined): 
  * `drain` (bench/network.ts: empty blocks in a row) would wait forever; the pending list is read
  * instead (a list too long to answer counts as not empty).
  */
-async function poolEmpty(url: string, timeoutMs: number): Promise<void> {
+async function poolEmpty(
+  { url, blockTimeMs }: { url: string; blockTimeMs: number },
+  timeoutMs: number,
+): Promise<void> {
   const deadline = performance.now() + timeoutMs;
+  // The pending list is asked for only once the head has stood still for longer than the block
+  // time (a pool with anything in it would have made a block by then): each answer holds up to
+  // the whole backlog, megabytes a call, which took 13.5 % of the node's CPU when asked every
+  // 100 ms (docs/performance.md, seventh stop of 2026-11-27).
+  let head: number | undefined;
+  let since = performance.now();
   while (performance.now() < deadline) {
-    const pending = await tryCall<unknown[]>(url, "chain_getPendingTransactions");
-    if (pending !== undefined && pending.length === 0) return;
+    const now = await tryCall<number>(url, "chain_getRecentBlockNumber");
+    if (now !== head) {
+      head = now;
+      since = performance.now();
+    } else if (performance.now() - since > blockTimeMs + 100) {
+      const pending = await tryCall<unknown[]>(url, "chain_getPendingTransactions");
+      if (pending !== undefined && pending.length === 0) return;
+      since = performance.now();
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`the dev node's pool did not empty within ${timeoutMs} ms`);
@@ -170,7 +186,7 @@ export async function commitRun(
         txsFile = file.replace(/\.json$/, "-again.json");
         await presign(DEV_LOAD_TXS, txsFile);
       }
-      await poolEmpty(node.url, 120_000);
+      await poolEmpty(node, 120_000);
       let mark: ThreadMark | undefined;
       const result = await netLoad<AllResult>(
         commitLoad(ctx, node.url, txsFile, 0, DEV_LOAD_TXS),
@@ -257,7 +273,7 @@ export async function devLoadScenarios(ctx: BenchContext): Promise<ScenarioResul
   const idleThread: (number | undefined)[] = [];
   const loadedThread: (number | undefined)[] = [];
   for (let run = 1; run <= settings.runs; run++) {
-    await poolEmpty(node.url, 120_000);
+    await poolEmpty(node, 120_000);
     const what = `dev balance reads idle, run ${run}`;
     const idleMark = markThread(node.pid);
     const quiet = await ctx.policy.run<Measured>(
