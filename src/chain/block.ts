@@ -1,5 +1,6 @@
 import { bytesToHex, canonicalJson, hexToBytes, keccak256, keccakHex } from "../crypto/index.ts";
-import type { BlockHeader, Commit, Tx } from "./types.ts";
+import type { ExecutedBlock } from "./chain.ts";
+import type { BlockHeader, Commit, ConfirmedTx, StoredBlock, Tx, TxResult } from "./types.ts";
 
 /** Address used as the proposer of block 0, which no validator proposed (as in Ethereum). */
 export const GENESIS_PROPOSER = "0x0000000000000000000000000000000000000000";
@@ -49,4 +50,27 @@ export function txSize(tx: Tx): number {
 /** Hash of a commit certificate, carried by the next block's header; "" when there is none. */
 export function commitHash(commit: Commit | null): string {
   return commit === null ? "" : keccakHex(canonicalJson(commit));
+}
+
+/** The block `executed` makes with its certificate, and its transactions with their places and results. */
+export function storedBlockOf(
+  executed: ExecutedBlock,
+  commit: Commit,
+  signers: string[],
+): { block: StoredBlock; txs: ConfirmedTx[] } {
+  const block: StoredBlock = {
+    header: executed.header,
+    hash: executed.hash,
+    tx_hashes: executed.txs.map((tx) => tx.hash),
+    validators: signers,
+    commit,
+  };
+  const txs = executed.txs.map<ConfirmedTx>((tx, index) => ({
+    tx,
+    block_number: executed.header.number,
+    block_hash: executed.hash,
+    index,
+    result: executed.results[index] as TxResult,
+  }));
+  return { block, txs };
 }
