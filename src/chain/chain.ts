@@ -1,4 +1,4 @@
-import { blockSize, commitHash, hashHeader, transactionsHash } from "./block.ts";
+import { blockSize, commitHash, hashHeader, storedBlockOf, transactionsHash } from "./block.ts";
 import {
   type BlockCheckContext,
   checkProposedBlock,
@@ -14,7 +14,7 @@ import { type StateChanges, StateOverlay, type StateReader } from "./state.ts";
 import { type StateCommitment, StateTrie } from "./stateTrie.ts";
 import type { BlockWrite, ChainStore, StateChangeEvent } from "./chainStore.ts";
 import { afterIoTurn, TimeSlices } from "./timeSlices.ts";
-import type { BlockHeader, Commit, ConfirmedTx, StoredBlock, Tx, TxResult, Validator } from "./types.ts";
+import type { BlockHeader, Commit, StoredBlock, Tx, TxResult, Validator } from "./types.ts";
 import {
   nextValidatorSet,
   stakeChangesOf,
@@ -61,9 +61,9 @@ export interface ChainOptions {
   genesisHash?: string;
   /**
    * Opens the state's commitment at a committed root (undefined: the empty trie). Unset: a
-   * StateTrie on this thread, reading the store. A node with a trie thread (storage/trieThread.ts,
-   * docs/decisions/024) passes its own; that trie reads committed nodes from the environment, so
-   * such a chain commits blocks one write at a time (`commitTogether` refuses).
+   * StateTrie on this thread, reading the store. A node with a trie thread (node/trieThread.ts,
+   * docs/decisions/024) passes its own, which reads committed nodes from the environment: inside
+   * `commitTogether` it is told each block is under way until the range's write commits.
    */
   openTrie?: (rootHex: string | undefined) => StateCommitment;
 }
@@ -91,6 +91,8 @@ export class Chain {
   private readonly openTrie: (rootHex: string | undefined) => StateCommitment;
   /** ChainOptions.openTrie was given. */
   private readonly trieOfCaller: boolean;
+  /** Inside commitTogether's write, with a trie of the caller's (see there). */
+  private rangeUnderWay = false;
   private headBlock: StoredBlock | undefined;
   private busy = false;
   /** The block commitAside handed to the store, until its write settles. */
@@ -310,7 +312,7 @@ export class Chain {
       failpoint("commit.beforeWrite");
       await this.store.commitBlock(write);
       failpoint("commit.beforeHeadUpdate");
-      this.trie.markCommitted();
+      this.trie.markCommitted(this.rangeUnderWay);
       return this.becomeHead(block, executed);
     } catch (error) {
       this.trie.discard();
@@ -407,20 +409,7 @@ export class Chain {
     commit: Commit,
     signers: string[],
   ): { block: StoredBlock; write: BlockWrite } {
-    const block: StoredBlock = {
-      header: executed.header,
-      hash: executed.hash,
-      tx_hashes: executed.txs.map((tx) => tx.hash),
-      validators: signers,
-      commit,
-    };
-    const txs = executed.txs.map<ConfirmedTx>((tx, index) => ({
-      tx,
-      block_number: executed.header.number,
-      block_hash: executed.hash,
-      index,
-      result: executed.results[index] as TxResult,
-    }));
+    const { block, txs } = storedBlockOf(executed, commit, signers);
     const write: BlockWrite = {
       block,
       txs,
@@ -451,18 +440,23 @@ export class Chain {
    * rejects.
    */
   async commitTogether<T>(items: readonly T[], step: (item: T) => Promise<boolean>): Promise<number> {
-    // A trie on another thread would not see the range's nodes inside the range's open write.
-    if (this.trieOfCaller) throw new Error("a chain with ChainOptions.openTrie commits one block a write");
     if (this.store.commitTogether === undefined) {
       let done = 0;
       while (done < items.length && (await step(items[done] as T))) done++;
       return done;
     }
+    // A trie of the caller's may be on another thread, which cannot see the range's nodes inside
+    // its open write: each block's nodes stay with the trie until the write commits.
+    this.rangeUnderWay = this.trieOfCaller;
     try {
-      return await this.store.commitTogether(items, step);
+      const done = await this.store.commitTogether(items, step);
+      if (this.rangeUnderWay) this.trie.written();
+      return done;
     } catch (error) {
       if (!this.busy) this.reloadHead();
       throw error;
+    } finally {
+      this.rangeUnderWay = false;
     }
   }
 

@@ -64,8 +64,12 @@ export class StateTrie implements StateCommitment {
   private readonly trie: MerkleTrie;
   /** The root as stored (hex and node id); undefined for the empty trie. */
   private committedRoot: { hash: string; id: number } | undefined;
-  /** The nodes of a block's write still under way (markCommitted's `underWay`), by id. */
-  private unwritten: ReadonlyMap<number, Uint8Array> | undefined;
+  /**
+   * The nodes of the writes still under way (markCommitted's `underWay`), by id: one block's
+   * (Chain.commitAside), or a range's blocks until the range's write commits (Chain.commitTogether
+   * with a trie on another thread).
+   */
+  private unwritten: ReadonlyMap<number, Uint8Array>[] = [];
 
   /**
    * Opens the trie at a committed root (hex with 0x; none or the empty root: empty). `options`
@@ -77,7 +81,7 @@ export class StateTrie implements StateCommitment {
     if (!empty && rootId === undefined) throw new Error(`state root ${rootHex} is not in the store`);
     if (rootId !== undefined && rootHex !== undefined) this.committedRoot = { hash: rootHex, id: rootId };
     this.trie = new MerkleTrie(
-      { nodeById: (id) => this.unwritten?.get(id) ?? nodes.getTrieNode(id) },
+      { nodeById: (id) => this.unwrittenNode(id) ?? nodes.getTrieNode(id) },
       { hash: keccak256, ...options },
       rootId === undefined || rootHex === undefined ? undefined : { hash: hexToBytes(rootHex), id: rootId },
       nodes.nextTrieNodeId(),
@@ -144,12 +148,21 @@ export class StateTrie implements StateCommitment {
   private movedOn(underWay: boolean): void {
     const writes = this.trie.newNodes();
     this.committedRoot = trieWrite(writes).root;
-    this.unwritten = underWay ? writes.records : undefined;
+    if (underWay) this.unwritten.push(writes.records);
+    else this.unwritten = [];
   }
 
-  /** The write markCommitted(true) was told of is durable: the store holds its nodes. */
+  private unwrittenNode(id: number): Uint8Array | undefined {
+    for (const records of this.unwritten) {
+      const record = records.get(id);
+      if (record !== undefined) return record;
+    }
+    return undefined;
+  }
+
+  /** The writes markCommitted(true) was told of are durable: the store holds their nodes. */
   written(): void {
-    this.unwritten = undefined;
+    this.unwritten = [];
   }
 
   /** Drops uncommitted changes (a block that was built but not committed). */

@@ -180,18 +180,37 @@ describe("the state's trie on a thread of its own", () => {
     });
   });
 
-  it("is refused for blocks committed together in one write (the thread would not see the range's nodes)", async () => {
+  it("commits ranges of blocks in one write each, as sync does (the range's nodes stay with the thread until it lands)", async () => {
     await withTempDir("trie-thread", async (dir) => {
-      const thread = await TrieThread.start(dir);
-      const { store, chain } = await openChain(dir, thread);
+      const thread = await TrieThread.start(join(dir, "a"), { residentDepth: 1 });
+      const a = await openChain(join(dir, "a"), thread);
+      const b = await openChain(join(dir, "b"));
       try {
-        await assert.rejects(
-          chain.commitTogether([1], async () => true),
-          /commits one block a write/,
-        );
+        const blocks = randomBlocks(5, 24);
+        for (let start = 0; start < blocks.length; start += 8) {
+          const range = blocks.slice(start, start + 8);
+          const committed = await a.chain.commitTogether(range, async (txs) => {
+            const height = a.chain.head().header.number + 1;
+            const theirs = await certify(b.chain, txs, height);
+            await b.chain.commit(theirs.executed, theirs.commit, [VALIDATOR]);
+            const ours = await certify(a.chain, txs, height);
+            assert.equal(
+              ours.executed.header.state_root,
+              theirs.executed.header.state_root,
+              `block ${height}`,
+            );
+            await a.chain.commit(ours.executed, ours.commit, [VALIDATOR]);
+            return true;
+          });
+          assert.equal(committed, range.length);
+        }
+        const head = a.chain.head();
+        assert.equal(head.hash, b.chain.head().hash);
+        assert.equal(new StateTrie(a.store, head.header.state_root).rootHex(), head.header.state_root);
       } finally {
         await thread.close();
-        await store.close();
+        await a.store.close();
+        await b.store.close();
       }
     });
   });
