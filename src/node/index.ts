@@ -72,7 +72,7 @@ export {
   validatorEntryPath,
 } from "./genesisFlow.ts";
 export type { NodeIdentity } from "./nodeIdentity.ts";
-export { defaultNodeOptions, type NodeOptions, writeThreadFor } from "./options.ts";
+export { defaultNodeOptions, type NodeOptions, threadFor } from "./options.ts";
 export {
   type ConfigSection,
   envName,

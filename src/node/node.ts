@@ -23,7 +23,7 @@ import { LmdbStore } from "../storage/index.ts";
 import type { StateSyncProgress } from "../sync/index.ts";
 import { Admission, PendingPool } from "../txpool/index.ts";
 import { SignatureWorkers } from "./signatureWorkers.ts";
-import { type NodeOptions, writeThreadFor } from "./options.ts";
+import { type NodeOptions, threadFor } from "./options.ts";
 import { TrieThread } from "./trieThread.ts";
 import { homePaths } from "./home.ts";
 import { explorerHandlers } from "./explorer.ts";
@@ -165,8 +165,8 @@ export class ChainNode {
     mkdirSync(paths.data, { recursive: true });
     // Before the store opens: another node on this home would write it (and sign) as its own.
     const lock = HomeLock.acquire(paths.data);
-    const { writeThread: setting, ...retention } = options.storage;
-    const writeThread = writeThreadFor(setting, mode.kind);
+    const { writeThread: setting, trieThread: trieSetting, ...retention } = options.storage;
+    const writeThread = threadFor(setting, mode.kind);
     let store: LmdbStore;
     try {
       store = new LmdbStore(paths.data, retention, {
@@ -209,9 +209,8 @@ export class ChainNode {
       // Block 0 is compared with the hash remembered for this genesis, if the home has one.
       const digest = genesisDigest(genesis);
       const genesisHash = rememberedGenesisHash(options.home, digest);
-      // A dev node's trie is on a thread of its own (docs/decisions/024); a network node's, which
-      // sync commits in ranges, is on the event loop.
-      const trie = mode.kind === "dev" ? await startTrieThread(paths.data, log) : undefined;
+      // The state's trie on a thread of its own (by default a dev node's: docs/decisions/024).
+      const trie = threadFor(trieSetting, mode.kind) ? await startTrieThread(paths.data, log) : undefined;
       trieThread = trie;
       const chain = new Chain(store, genesis, {
         ...(mode.kind === "dev"
@@ -358,7 +357,16 @@ export class ChainNode {
       });
       const rpcUrl = await rpc.listen();
       const p2pAddrs = blocks.p2pAddrs();
-      log.info({ rpcUrl, p2pAddrs, head: chain.head().header.number, pending: restored }, "node started");
+      log.info(
+        {
+          rpcUrl,
+          p2pAddrs,
+          head: chain.head().header.number,
+          pending: restored,
+          trieThread: trie !== undefined,
+        },
+        "node started",
+      );
       return new ChainNode({
         genesis,
         store,

@@ -27,11 +27,12 @@ export interface NodeOptions {
   /** State sync: how a node without chain data joins from a snapshot (node/stateSyncStart.ts). */
   sync: StateSyncSettings;
   /**
-   * How many recent states and blocks the data directory keeps (storage/pruning.ts), and whether
-   * blocks are written by the store's writer thread (docs/decisions/018-block-writer-thread.md):
-   * "auto" writes on it on a dev node and on the event loop on a network node (writeThreadFor).
+   * How many recent states and blocks the data directory keeps (storage/pruning.ts), whether
+   * blocks are written by the store's writer thread (docs/decisions/018-block-writer-thread.md),
+   * and whether the state's trie is on a thread of its own (docs/decisions/024-trie-thread.md):
+   * "auto" is on for a dev node and off for a network node (threadFor).
    */
-  storage: RetentionOptions & { writeThread: WriteThreadSetting };
+  storage: RetentionOptions & { writeThread: ThreadSetting; trieThread: ThreadSetting };
   /** Round timeouts; the block time (commitMs) comes from genesis unless overridden. */
   consensus: ConsensusSettings;
   /** Periodic state snapshots (docs/operations.md, "Snapshots"). */
@@ -102,16 +103,16 @@ export const defaultConsensusTimeouts: ConsensusSettings = {
   busyBlockPercent: 50,
 };
 
-/** `storage.write_thread`: on, off, or by the kind of node ("auto"). */
-export type WriteThreadSetting = boolean | "auto";
+/** `storage.write_thread` and `storage.trie_thread`: on, off, or by the kind of node ("auto"). */
+export type ThreadSetting = boolean | "auto";
 
 /**
- * Whether a node of `kind` writes its blocks on the store's thread. "auto" is on for a dev node,
- * whose event loop then answers reads during a block's write, and off for a network node: on a
+ * Whether a node of `kind` uses the thread a ThreadSetting names. "auto" is on for a dev node,
+ * whose event loop then admits and answers reads meanwhile, and off for a network node: on a
  * machine shared by validators the copy to the thread costs more blocks than it frees
- * (docs/decisions/018-block-writer-thread.md, "Where it is on").
+ * (docs/decisions/018-block-writer-thread.md, "Where it is on"; 024, "Network nodes").
  */
-export function writeThreadFor(setting: WriteThreadSetting, kind: "dev" | "network"): boolean {
+export function threadFor(setting: ThreadSetting, kind: "dev" | "network"): boolean {
   return setting === "auto" ? kind === "dev" : setting;
 }
 
@@ -138,7 +139,7 @@ export function defaultNodeOptions(home: string): NodeOptions {
     name: hostname(),
     location: "",
     p2p: { ...defaultP2pSettings, bootstrap: [], announce: [] },
-    storage: { ...defaultRetention, writeThread: "auto" },
+    storage: { ...defaultRetention, writeThread: "auto", trieThread: "auto" },
     sync: { stateSync: false, trustHeight: 0, trustHash: "", chunkFetchers: 4 },
     consensus: { ...defaultConsensusTimeouts },
     snapshot: { interval: 0, keep: 2 },

@@ -463,6 +463,16 @@ export const SETTINGS: readonly Setting[] = [
     },
   }),
   setting({
+    section: "storage",
+    key: "trie_thread",
+    schema: Type.Union([Type.Boolean(), Type.Literal("auto")]),
+    doc: "Keep the state's Merkle-Patricia trie on a thread of its own, which applies and hashes each block's changes while the event loop admits and answers reads (a copy of each block's changes and trie write); \"auto\": on for a dev node, off for a network node (docs/decisions/024-trie-thread.md).",
+    get: (o) => o.storage.trieThread,
+    set: (o, v) => {
+      o.storage.trieThread = v;
+    },
+  }),
+  setting({
     section: "snapshot",
     key: "interval",
     schema: Type.Integer({ minimum: 0, maximum: 0xffffffff }),

@@ -22,13 +22,22 @@ import { Testnet } from "../helpers/testnet.ts";
 const BLOCK_TIME_MS = 200;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+const TRIE_THREAD = { CHAIN_NODE_STORAGE_TRIE_THREAD: "true" };
+
 describe("a network of four validators and a late full node (processes)", { timeout: 240_000 }, () => {
   let net: Testnet;
   before(async () => {
     net = await Testnet.create(4, 1, BLOCK_TIME_MS);
-    // Validator 0 serves /metrics (its consensus step times are checked below).
+    // Validator 0 serves /metrics (its consensus step times are checked below). Validator 1 and
+    // the late full node keep their trie on a thread of its own (storage.trie_thread, off by
+    // default on a network node): proposals, commits and sync's ranges through the thread.
     await Promise.all(
-      [0, 1, 2, 3].map((i) => net.start(i, i === 0 ? { env: { CHAIN_NODE_RPC_METRICS: "true" } } : {})),
+      [0, 1, 2, 3].map((i) =>
+        net.start(
+          i,
+          i === 0 ? { env: { CHAIN_NODE_RPC_METRICS: "true" } } : i === 1 ? { env: TRIE_THREAD } : {},
+        ),
+      ),
     );
   });
   after(() => net?.stopAll());
@@ -89,7 +98,7 @@ describe("a network of four validators and a late full node (processes)", { time
     await net.kill(1);
     const head = await net.head(0);
     await headsAbove(net, [0, 2, 3], head + 2, 30_000);
-    await net.start(1);
+    await net.start(1, { env: TRIE_THREAD });
     const target = await net.head(0);
     await headsAbove(net, [1], target, 30_000);
     await assertSameChain(net, [0, 1, 2, 3]);
@@ -141,7 +150,7 @@ describe("a network of four validators and a late full node (processes)", { time
       }
     })();
     try {
-      await net.start(4);
+      await net.start(4, { env: TRIE_THREAD });
       await waitFor(
         "the full node to catch up",
         async () => ((await net.head(4)) >= (await net.head(0)) - 1 ? true : undefined),

@@ -19,7 +19,7 @@ import {
   resolveConfig,
   SETTINGS,
   settingId,
-  writeThreadFor,
+  threadFor,
 } from "../../../src/node/index.ts";
 
 const DOCS = resolve(dirname(fileURLToPath(import.meta.url)), "../../../docs/configuration.md");
@@ -143,6 +143,7 @@ describe("configuration: flags > environment > config.toml > defaults", () => {
       retainStates: 128,
       retainBlocks: 0,
       writeThread: "auto",
+      trieThread: "auto",
     });
   });
 
@@ -159,10 +160,23 @@ describe("configuration: flags > environment > config.toml > defaults", () => {
     assert.equal(file('[storage]\nwrite_thread = "auto"\n'), "auto");
     assert.equal(file("[storage]\nwrite_thread = false\n"), false);
     assert.throws(() => file('[storage]\nwrite_thread = "yes"\n'), /storage\.write_thread/);
-    assert.equal(writeThreadFor("auto", "dev"), true);
-    assert.equal(writeThreadFor("auto", "network"), false);
-    assert.equal(writeThreadFor(true, "network"), true);
-    assert.equal(writeThreadFor(false, "dev"), false);
+    assert.equal(threadFor("auto", "dev"), true);
+    assert.equal(threadFor("auto", "network"), false);
+    assert.equal(threadFor(true, "network"), true);
+    assert.equal(threadFor(false, "dev"), false);
+  });
+
+  it("takes storage.trie_thread as true, false or auto (the default)", () => {
+    const fromEnv = (text: string) =>
+      resolveConfig(defaultNodeOptions("/x"), [envLayer({ CHAIN_NODE_STORAGE_TRIE_THREAD: text })]).options
+        .storage.trieThread;
+    assert.equal(defaultNodeOptions("/x").storage.trieThread, "auto");
+    assert.equal(fromEnv("true"), true);
+    assert.equal(fromEnv("false"), false);
+    assert.throws(() => fromEnv("sometimes"), /CHAIN_NODE_STORAGE_TRIE_THREAD: storage\.trie_thread/);
+    const file = (toml: string) =>
+      resolveConfig(defaultNodeOptions("/x"), [fileLayer(homeWith(toml))]).options.storage.trieThread;
+    assert.equal(file("[storage]\ntrie_thread = true\n"), true);
   });
 
   it("treats a home without config.toml as an empty file", () => {
