@@ -40,9 +40,9 @@ export type TrieReply =
  * root and the block's trie write come back. The chain's calls become messages, answered in the
  * order they were sent; only `apply` waits for an answer.
  *
- * The thread reads committed nodes from the store's environment, so the chain must tell it when a
- * block is durable (`markCommitted`, `written`) as StateTrie's callers do, and must not commit
- * several blocks in one write (Chain.commitTogether refuses).
+ * The thread reads committed nodes from the store's environment, so the chain tells it when a
+ * block is durable (`markCommitted`, `written`) as StateTrie's callers do; inside a range's write
+ * (Chain.commitTogether) each block stays under way until the range's write commits.
  */
 export class TrieThread {
   private readonly worker: Worker;
