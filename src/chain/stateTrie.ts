@@ -33,7 +33,7 @@ export interface TrieWrite {
 
 /**
  * What the chain asks of the state's commitment, block by block: StateTrie on the chain's own
- * thread, or a trie on a thread of its own (storage/trieThread.ts, docs/decisions/024). The calls
+ * thread, or a trie on a thread of its own (node/trieThread.ts, docs/decisions/024). The calls
  * follow one another in the order the chain makes them; `pause`, where taken, is awaited between
  * pieces of work done on the caller's thread, and is not needed by work done elsewhere.
  */

@@ -1,4 +1,4 @@
-import type { Commit, ExecutedBlock, Genesis } from "../../src/chain/index.ts";
+import type { Commit, ExecutedBlock, Genesis, JsonValue, Tx } from "../../src/chain/index.ts";
 import { precommitVote, signVote } from "../../src/chain/index.ts";
 import { hexToBytes, privateKeyToAddress } from "../../src/crypto/index.ts";
 
@@ -40,5 +40,26 @@ export function selfCommit(executed: ExecutedBlock): Commit {
     round: 0,
     block_hash: executed.hash,
     signatures: [signVote(vote, VALIDATOR_KEY)],
+  };
+}
+
+/**
+ * A transaction of `address` setting `ref` to `value`, as the chain executes it in unit tests that
+ * call `execute` directly (no signature is checked there); its hash is made from its nonce.
+ */
+export function unsignedTx(
+  address: string,
+  nonce: number,
+  ref: string,
+  value: JsonValue,
+  timestamp: number,
+): Tx {
+  return {
+    hash: `0x${(nonce + 1).toString(16).padStart(64, "0")}`,
+    address,
+    signature: "0x",
+    timestamp,
+    nonce,
+    operation: { type: "SET_VALUE", ref, value },
   };
 }

@@ -8,7 +8,7 @@ import {
   type StoredBlock,
   type Tx,
 } from "../../../src/chain/index.ts";
-import { ALICE, BOB, selfCommit, testGenesis, VALIDATOR } from "../../helpers/chainFixture.ts";
+import { ALICE, BOB, selfCommit, testGenesis, unsignedTx, VALIDATOR } from "../../helpers/chainFixture.ts";
 import { MemoryStore } from "../../helpers/memoryStore.ts";
 
 /**
@@ -29,14 +29,7 @@ const GENESIS = testGenesis({
 /** Alice's transaction number `nonce`: a transfer to Bob, or with `stake` a stake of her own. */
 function aliceTx(nonce: number, amount: number, stake = false): Tx {
   const ref = stake ? `/staking/${ALICE}/s${nonce}/value` : `/transfer/${ALICE}/${BOB}/t${nonce}/value`;
-  return {
-    hash: `0x${(nonce + 1).toString(16).padStart(64, "0")}`,
-    address: ALICE,
-    signature: "0x",
-    timestamp: T0,
-    nonce,
-    operation: { type: "SET_VALUE", ref, value: amount },
-  };
+  return unsignedTx(ALICE, nonce, ref, amount, T0);
 }
 
 /** The validator's own certificate for `executed`, and its signers. */

@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { Chain, type JsonValue, StateTrie, type Tx } from "../../../src/chain/index.ts";
 import { TrieThread } from "../../../src/node/trieThread.ts";
 import { LmdbStore } from "../../../src/storage/index.ts";
-import { ALICE, BOB, selfCommit, testGenesis, VALIDATOR } from "../../helpers/chainFixture.ts";
+import { ALICE, BOB, selfCommit, testGenesis, unsignedTx, VALIDATOR } from "../../helpers/chainFixture.ts";
 import { seededUint32 } from "../../helpers/seededRandom.ts";
 import { withTempDir } from "../../helpers/tempDir.ts";
 
@@ -25,16 +25,8 @@ const GENESIS = testGenesis({
 });
 
 /** Alice's transaction `nonce`: a transfer to Bob, or a write (or, with null, a removal) of her data. */
-function aliceTx(nonce: number, ref: string, value: JsonValue): Tx {
-  return {
-    hash: `0x${(nonce + 1).toString(16).padStart(64, "0")}`,
-    address: ALICE,
-    signature: "0x",
-    timestamp: T0,
-    nonce,
-    operation: { type: "SET_VALUE", ref, value },
-  };
-}
+const aliceTx = (nonce: number, ref: string, value: JsonValue): Tx =>
+  unsignedTx(ALICE, nonce, ref, value, T0);
 
 /** Blocks of 1–40 transactions: transfers, and writes and removals over 60 paths of Alice's. */
 function randomBlocks(seed: number, count: number): Tx[][] {
@@ -67,6 +59,21 @@ async function openChain(dir: string, thread?: TrieThread, writeThread = false) 
   await chain.open();
   return { store, chain };
 }
+
+/**
+ * `ours` (trie on the thread) and `theirs` (on the event loop) are at the same head, and what the
+ * thread's trie stored is the whole trie: opened from `ours`'s store here, it has the head's root.
+ */
+function assertSameHead(ours: { chain: Chain; store: LmdbStore }, theirs: { chain: Chain }): void {
+  const head = ours.chain.head();
+  assert.equal(head.hash, theirs.chain.head().hash);
+  assert.equal(new StateTrie(ours.store, head.header.state_root).rootHex(), head.header.state_root);
+}
+
+const closeAll = async (thread: TrieThread, ...stores: LmdbStore[]): Promise<void> => {
+  await thread.close();
+  for (const store of stores) await store.close();
+};
 
 const certify = (chain: Chain, txs: Tx[], height: number) =>
   chain
@@ -106,14 +113,9 @@ describe("the state's trie on a thread of its own", () => {
             durable = handed.durable;
           }
           await durable;
-          // What the thread's trie stored is the whole trie: opened here, it has the same root.
-          const head = a.chain.head();
-          assert.equal(head.hash, b.chain.head().hash);
-          assert.equal(new StateTrie(a.store, head.header.state_root).rootHex(), head.header.state_root);
+          assertSameHead(a, b);
         } finally {
-          await thread.close();
-          await a.store.close();
-          await b.store.close();
+          await closeAll(thread, a.store, b.store);
         }
       });
     });
@@ -204,13 +206,9 @@ describe("the state's trie on a thread of its own", () => {
           });
           assert.equal(committed, range.length);
         }
-        const head = a.chain.head();
-        assert.equal(head.hash, b.chain.head().hash);
-        assert.equal(new StateTrie(a.store, head.header.state_root).rootHex(), head.header.state_root);
+        assertSameHead(a, b);
       } finally {
-        await thread.close();
-        await a.store.close();
-        await b.store.close();
+        await closeAll(thread, a.store, b.store);
       }
     });
   });
