@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Chain, type JsonValue, StateTrie, type Tx } from "../../../src/chain/index.ts";
@@ -164,6 +165,14 @@ describe("the state's trie on a thread of its own", () => {
       } finally {
         await reference.store.close();
       }
+    });
+  });
+
+  it("does not start where the store cannot be opened (the node then keeps its trie on the event loop)", async () => {
+    await withTempDir("trie-thread", async (dir) => {
+      const file = join(dir, "not-a-directory");
+      writeFileSync(file, "");
+      await assert.rejects(TrieThread.start(join(file, "data")));
     });
   });
 
