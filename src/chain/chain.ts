@@ -487,6 +487,10 @@ export class Chain {
     if (this.trieStale) {
       this.trieStale = false;
       this.reloadHead();
+    } else if (this.trie.failed?.() && this.underWay === undefined) {
+      // A trie that can no longer be used (its thread lost) is opened again at the head; with a
+      // block under way that waits, as the tip is not the head: the next block fails meanwhile.
+      this.reloadHead();
     } else this.trie.discard();
     this.busy = false;
   }

@@ -52,6 +52,8 @@ export interface StateCommitment {
   written(): void;
   /** Drops the changes applied since the last commit. */
   discard(): void;
+  /** Where present: true once this trie cannot be used (its thread was lost); the chain opens another. */
+  failed?(): boolean;
 }
 
 /**

@@ -45,7 +45,8 @@ export type TrieReply =
  * (Chain.commitTogether) each block stays under way until the range's write commits.
  */
 export class TrieThread {
-  private readonly worker: Worker;
+  private worker: Worker;
+  private readonly workerData: { path: string; residentDepth?: number };
   private seq = 0;
   private readonly waiting = new Map<
     number,
@@ -53,9 +54,19 @@ export class TrieThread {
   >();
   private lost: Error | undefined;
   private exited = false;
+  private closed = false;
 
-  private constructor(worker: Worker) {
+  private constructor(worker: Worker, workerData: { path: string; residentDepth?: number }) {
+    this.workerData = workerData;
     this.worker = worker;
+    this.attach(worker);
+  }
+
+  private attach(worker: Worker): void {
+    this.worker = worker;
+    this.lost = undefined;
+    this.exited = false;
+    worker.unref(); // only a pending apply keeps the process alive
     worker.on("message", (reply: TrieReply) => {
       const waiting = this.waiting.get(reply.seq);
       this.waiting.delete(reply.seq);
@@ -63,15 +74,22 @@ export class TrieThread {
       waiting?.resolve(reply);
     });
     const lose = (error: Error) => {
+      if (this.worker !== worker) return; // one that was replaced
       this.lost ??= error;
       for (const waiting of this.waiting.values()) waiting.reject(this.lost);
       this.waiting.clear();
     };
     worker.on("error", lose);
     worker.on("exit", (code) => {
-      this.exited = true;
+      if (this.worker === worker) this.exited = true;
       lose(new Error(`the trie thread exited (code ${code})`));
     });
+  }
+
+  private static spawn(workerData: { path: string; residentDepth?: number }): Worker {
+    // The entry loads the sources itself (loadTypeScript.mjs): the parent's --import flags (tsx
+    // under the tests) would load them twice.
+    return new Worker(new URL("./trieThreadEntry.mjs", import.meta.url), { execArgv: [], workerData });
   }
 
   /**
@@ -79,12 +97,8 @@ export class TrieThread {
    * waits until it runs. `residentDepth`: the MerkleTrie option (tests).
    */
   static async start(path: string, options: { residentDepth?: number } = {}): Promise<TrieThread> {
-    // The entry loads the sources itself (loadTypeScript.mjs): the parent's --import flags (tsx
-    // under the tests) would load them twice.
-    const worker = new Worker(new URL("./trieThreadEntry.mjs", import.meta.url), {
-      execArgv: [],
-      workerData: { path, ...options },
-    });
+    const workerData = { path, ...options };
+    const worker = TrieThread.spawn(workerData);
     const exited = (code: number) => new Error(`the trie thread exited at start (code ${code})`);
     await new Promise<void>((resolve, reject) => {
       const failed = (error: Error) => {
@@ -99,8 +113,12 @@ export class TrieThread {
       worker.once("error", failed);
       worker.once("exit", (code) => failed(exited(code)));
     });
-    worker.unref(); // only a pending apply keeps the process alive
-    return new TrieThread(worker);
+    return new TrieThread(worker, workerData);
+  }
+
+  /** The thread threw or exited (not closed): its trie is gone until the next `open`. */
+  get failed(): boolean {
+    return this.lost !== undefined && !this.closed;
   }
 
   /**
@@ -111,6 +129,11 @@ export class TrieThread {
     const empty = rootHex === undefined || rootHex === EMPTY_ROOT;
     const rootId = empty ? undefined : store.getTrieRoot(rootHex);
     if (!empty && rootId === undefined) throw new Error(`state root ${rootHex} is not in the store`);
+    // A lost thread is started again: the chain opens its trie anew after a block failed on it.
+    if (this.failed) {
+      void this.worker.terminate();
+      this.attach(TrieThread.spawn(this.workerData));
+    }
     this.post({ op: "open", rootHex, rootId, nextId: store.nextTrieNodeId() });
     return new ThreadTrie(this);
   }
@@ -121,6 +144,7 @@ export class TrieThread {
    * native code) only if it has not exited EXIT_WAIT_MS after the close began.
    */
   async close(): Promise<void> {
+    this.closed = true;
     if (this.lost !== undefined && this.exited) return;
     const exit = new Promise<void>((resolve) => this.worker.once("exit", () => resolve()));
     const timer = setTimeout(() => void this.worker.terminate(), EXIT_WAIT_MS);
@@ -167,6 +191,10 @@ class ThreadTrie implements StateCommitment {
   pendingWrite(): TrieWrite {
     if (this.write === undefined) throw new Error("no block was applied to the trie");
     return this.write;
+  }
+
+  failed(): boolean {
+    return this.thread.failed;
   }
 
   /** The thread numbered the nodes when it applied the block. */

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Worker } from "node:worker_threads";
 import { describe, it } from "node:test";
 import { Chain, type JsonValue, StateTrie, type Tx } from "../../../src/chain/index.ts";
 import { TrieThread } from "../../../src/node/trieThread.ts";
@@ -187,6 +188,32 @@ describe("the state's trie on a thread of its own", () => {
         await assert.rejects(certify(chain, randomBlocks(1, 1)[0] as Tx[], 1), /the trie thread is closed/);
       } finally {
         await store.close();
+      }
+    });
+  });
+
+  it("starts again after its thread died: the block that met the dead thread fails, the next is made from the head", async () => {
+    await withTempDir("trie-thread", async (dir) => {
+      const thread = await TrieThread.start(join(dir, "a"), { residentDepth: 1 });
+      const a = await openChain(join(dir, "a"), thread);
+      const b = await openChain(join(dir, "b"));
+      try {
+        const blocks = randomBlocks(9, 6);
+        for (const [i, txs] of blocks.entries()) {
+          const height = i + 1;
+          if (height === 4) {
+            // The thread dies as a worker does on an uncaught error (a test-only reach inside).
+            await (thread as unknown as { worker: Worker }).worker.terminate();
+            await assert.rejects(certify(a.chain, txs, height), /the trie thread exited/);
+          }
+          const theirs = await certify(b.chain, txs, height);
+          await b.chain.commit(theirs.executed, theirs.commit, [VALIDATOR]);
+          const ours = await certify(a.chain, txs, height);
+          await a.chain.commit(ours.executed, ours.commit, [VALIDATOR]);
+        }
+        assertSameHead(a, b);
+      } finally {
+        await closeAll(thread, a.store, b.store);
       }
     });
   });
