@@ -29,7 +29,10 @@ export type TrieRequest =
   | { op: "discard" }
   | { op: "close" };
 
-/** The trie thread's answer to an apply. */
+/** The `seq` of the thread's last message when a message other than an apply failed on it. */
+export const FAILED = -1;
+
+/** The trie thread's answer to an apply (or, with seq FAILED, why it is about to exit). */
 export type TrieReply =
   | { seq: number; rootHex: string; write: PackedTrieWrite }
   | { seq: number; error: string };
@@ -68,6 +71,8 @@ export class TrieThread {
     this.exited = false;
     worker.unref(); // only a pending apply keeps the process alive
     worker.on("message", (reply: TrieReply) => {
+      if (reply.seq === FAILED && "error" in reply)
+        return lose(new Error(`the trie thread failed: ${reply.error}`));
       const waiting = this.waiting.get(reply.seq);
       this.waiting.delete(reply.seq);
       if (this.waiting.size === 0) worker.unref();

@@ -7,7 +7,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { StateTrie, type TrieWrite } from "../chain/index.ts";
 import { keccakReady } from "../crypto/index.ts";
 import { openSharedTrieNodes } from "../storage/index.ts";
-import type { PackedTrieWrite, TrieReply, TrieRequest } from "./trieThread.ts";
+import { FAILED, type PackedTrieWrite, type TrieReply, type TrieRequest } from "./trieThread.ts";
 
 const port = parentPort;
 const data = workerData as { path?: string; residentDepth?: number } | null;
@@ -18,11 +18,8 @@ await keccakReady;
 const nodes = openSharedTrieNodes(data.path);
 const options = data.residentDepth === undefined ? {} : { residentDepth: data.residentDepth };
 let trie: StateTrie | undefined;
-/** Why the trie can no longer be trusted (a call failed half way); cleared by the next open. */
-let broken: string | undefined;
 
 const opened = (): StateTrie => {
-  if (broken !== undefined) throw new Error(`the trie thread's trie failed earlier: ${broken}`);
   if (trie === undefined) throw new Error("the trie thread has no trie open");
   return trie;
 };
@@ -61,7 +58,6 @@ async function handle(request: TrieRequest): Promise<void> {
   switch (request.op) {
     case "open": {
       const { rootHex, rootId, nextId } = request;
-      broken = undefined;
       trie = undefined;
       nodes.renew();
       trie = new StateTrie(
@@ -104,12 +100,15 @@ async function handle(request: TrieRequest): Promise<void> {
   }
 }
 
-// One message at a time, in order: each waits for the one before it.
+// One message at a time, in order: each waits for the one before it. A message that fails
+// other than an apply (which answers with its error) leaves a trie that cannot be trusted: the
+// thread says why and exits, and the chain opens its trie again on a new one (TrieThread.open).
 let queue = Promise.resolve();
 port.on("message", (request: TrieRequest) => {
   queue = queue.then(() =>
     handle(request).catch((error: unknown) => {
-      broken = error instanceof Error ? error.message : String(error);
+      port.postMessage({ seq: FAILED, error: error instanceof Error ? error.message : String(error) });
+      process.exit(1);
     }),
   );
 });

@@ -218,6 +218,26 @@ describe("the state's trie on a thread of its own", () => {
     });
   });
 
+  it("ends the thread with the cause when a message other than an apply fails on it; the next open starts another", async () => {
+    await withTempDir("trie-thread", async (dir) => {
+      const thread = await TrieThread.start(dir);
+      const store = new LmdbStore(dir);
+      try {
+        thread.post({ op: "written" }); // no trie is open on the thread yet
+        await assert.rejects(
+          thread.request(new Map()),
+          /the trie thread failed: the trie thread has no trie open/,
+        );
+        assert.equal(thread.failed, true);
+        const changes = new Map<string, JsonValue>([["/a", 1]]);
+        const root = await thread.open(store, undefined).apply(changes);
+        assert.equal(root, await new StateTrie(store).apply(changes));
+      } finally {
+        await closeAll(thread, store);
+      }
+    });
+  });
+
   it("commits ranges of blocks in one write each, as sync does (the range's nodes stay with the thread until it lands)", async () => {
     await withTempDir("trie-thread", async (dir) => {
       const thread = await TrieThread.start(join(dir, "a"), { residentDepth: 1 });
