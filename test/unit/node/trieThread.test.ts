@@ -77,6 +77,30 @@ const closeAll = async (thread: TrieThread, ...stores: LmdbStore[]): Promise<voi
   for (const store of stores) await store.close();
 };
 
+type OpenChain = Awaited<ReturnType<typeof openChain>>;
+
+/**
+ * Runs `run` with `a`, a chain whose trie is on `thread`, and `b`, a reference chain with its trie
+ * on the event loop, each on an LMDB store of its own; then checks that both are at the same head
+ * (assertSameHead), and closes everything, even on failure.
+ */
+async function withChainPair(
+  run: (pair: { thread: TrieThread; a: OpenChain; b: OpenChain }) => Promise<void>,
+  writeThread = false,
+): Promise<void> {
+  await withTempDir("trie-thread", async (dir) => {
+    const thread = await TrieThread.start(join(dir, "a"), { residentDepth: 1 });
+    const a = await openChain(join(dir, "a"), thread, writeThread);
+    const b = await openChain(join(dir, "b"));
+    try {
+      await run({ thread, a, b });
+      assertSameHead(a, b);
+    } finally {
+      await closeAll(thread, a.store, b.store);
+    }
+  });
+}
+
 const certify = (chain: Chain, txs: Tx[], height: number) =>
   chain
     .execute(txs, VALIDATOR, T0 + height * 1000)
@@ -85,41 +109,29 @@ const certify = (chain: Chain, txs: Tx[], height: number) =>
 describe("the state's trie on a thread of its own", () => {
   for (const writeThread of [false, true]) {
     it(`makes the blocks a chain with its trie on the event loop makes (${writeThread ? "handed over while the next executes" : "each committed before the next"})`, async () => {
-      await withTempDir("trie-thread", async (dir) => {
-        const thread = await TrieThread.start(join(dir, "a"), { residentDepth: 1 });
-        const a = await openChain(join(dir, "a"), thread, writeThread);
-        const b = await openChain(join(dir, "b"));
-        try {
-          const random = seededUint32(7);
-          let durable: Promise<unknown> = Promise.resolve();
-          for (const [i, txs] of randomBlocks(3, 30).entries()) {
-            const height = i + 1;
-            const theirs = await certify(b.chain, txs, height);
-            // Now and then another block is executed and abandoned first (a proposal that lost its
-            // round): it writes a path that no block writes, so its root is no block's.
-            if (random() % 5 === 0) {
-              const first = txs[0] as Tx;
-              const lost = aliceTx(first.nonce, `/users/${ALICE}/lost/b${height}`, height);
-              await a.chain.execute([lost], VALIDATOR, T0);
-              a.chain.abandon();
-            }
-            const ours = await certify(a.chain, txs, height);
-            assert.equal(
-              ours.executed.header.state_root,
-              theirs.executed.header.state_root,
-              `block ${height}`,
-            );
-            assert.equal(ours.executed.hash, theirs.executed.hash);
-            await b.chain.commit(theirs.executed, theirs.commit, [VALIDATOR]);
-            const handed = await a.chain.commitAside(ours.executed, ours.commit, [VALIDATOR]);
-            durable = handed.durable;
+      await withChainPair(async ({ a, b }) => {
+        const random = seededUint32(7);
+        let durable: Promise<unknown> = Promise.resolve();
+        for (const [i, txs] of randomBlocks(3, 30).entries()) {
+          const height = i + 1;
+          const theirs = await certify(b.chain, txs, height);
+          // Now and then another block is executed and abandoned first (a proposal that lost its
+          // round): it writes a path that no block writes, so its root is no block's.
+          if (random() % 5 === 0) {
+            const first = txs[0] as Tx;
+            const lost = aliceTx(first.nonce, `/users/${ALICE}/lost/b${height}`, height);
+            await a.chain.execute([lost], VALIDATOR, T0);
+            a.chain.abandon();
           }
-          await durable;
-          assertSameHead(a, b);
-        } finally {
-          await closeAll(thread, a.store, b.store);
+          const ours = await certify(a.chain, txs, height);
+          assert.equal(ours.executed.header.state_root, theirs.executed.header.state_root, `block ${height}`);
+          assert.equal(ours.executed.hash, theirs.executed.hash);
+          await b.chain.commit(theirs.executed, theirs.commit, [VALIDATOR]);
+          const handed = await a.chain.commitAside(ours.executed, ours.commit, [VALIDATOR]);
+          durable = handed.durable;
         }
-      });
+        await durable;
+      }, writeThread);
     });
   }
 
@@ -193,27 +205,19 @@ describe("the state's trie on a thread of its own", () => {
   });
 
   it("starts again after its thread died: the block that met the dead thread fails, the next is made from the head", async () => {
-    await withTempDir("trie-thread", async (dir) => {
-      const thread = await TrieThread.start(join(dir, "a"), { residentDepth: 1 });
-      const a = await openChain(join(dir, "a"), thread);
-      const b = await openChain(join(dir, "b"));
-      try {
-        const blocks = randomBlocks(9, 6);
-        for (const [i, txs] of blocks.entries()) {
-          const height = i + 1;
-          if (height === 4) {
-            // The thread dies as a worker does on an uncaught error (a test-only reach inside).
-            await (thread as unknown as { worker: Worker }).worker.terminate();
-            await assert.rejects(certify(a.chain, txs, height), /the trie thread exited/);
-          }
-          const theirs = await certify(b.chain, txs, height);
-          await b.chain.commit(theirs.executed, theirs.commit, [VALIDATOR]);
-          const ours = await certify(a.chain, txs, height);
-          await a.chain.commit(ours.executed, ours.commit, [VALIDATOR]);
+    await withChainPair(async ({ thread, a, b }) => {
+      const blocks = randomBlocks(9, 6);
+      for (const [i, txs] of blocks.entries()) {
+        const height = i + 1;
+        if (height === 4) {
+          // The thread dies as a worker does on an uncaught error (a test-only reach inside).
+          await (thread as unknown as { worker: Worker }).worker.terminate();
+          await assert.rejects(certify(a.chain, txs, height), /the trie thread exited/);
         }
-        assertSameHead(a, b);
-      } finally {
-        await closeAll(thread, a.store, b.store);
+        const theirs = await certify(b.chain, txs, height);
+        await b.chain.commit(theirs.executed, theirs.commit, [VALIDATOR]);
+        const ours = await certify(a.chain, txs, height);
+        await a.chain.commit(ours.executed, ours.commit, [VALIDATOR]);
       }
     });
   });
@@ -239,32 +243,20 @@ describe("the state's trie on a thread of its own", () => {
   });
 
   it("commits ranges of blocks in one write each, as sync does (the range's nodes stay with the thread until it lands)", async () => {
-    await withTempDir("trie-thread", async (dir) => {
-      const thread = await TrieThread.start(join(dir, "a"), { residentDepth: 1 });
-      const a = await openChain(join(dir, "a"), thread);
-      const b = await openChain(join(dir, "b"));
-      try {
-        const blocks = randomBlocks(5, 24);
-        for (let start = 0; start < blocks.length; start += 8) {
-          const range = blocks.slice(start, start + 8);
-          const committed = await a.chain.commitTogether(range, async (txs) => {
-            const height = a.chain.head().header.number + 1;
-            const theirs = await certify(b.chain, txs, height);
-            await b.chain.commit(theirs.executed, theirs.commit, [VALIDATOR]);
-            const ours = await certify(a.chain, txs, height);
-            assert.equal(
-              ours.executed.header.state_root,
-              theirs.executed.header.state_root,
-              `block ${height}`,
-            );
-            await a.chain.commit(ours.executed, ours.commit, [VALIDATOR]);
-            return true;
-          });
-          assert.equal(committed, range.length);
-        }
-        assertSameHead(a, b);
-      } finally {
-        await closeAll(thread, a.store, b.store);
+    await withChainPair(async ({ a, b }) => {
+      const blocks = randomBlocks(5, 24);
+      for (let start = 0; start < blocks.length; start += 8) {
+        const range = blocks.slice(start, start + 8);
+        const committed = await a.chain.commitTogether(range, async (txs) => {
+          const height = a.chain.head().header.number + 1;
+          const theirs = await certify(b.chain, txs, height);
+          await b.chain.commit(theirs.executed, theirs.commit, [VALIDATOR]);
+          const ours = await certify(a.chain, txs, height);
+          assert.equal(ours.executed.header.state_root, theirs.executed.header.state_root, `block ${height}`);
+          await a.chain.commit(ours.executed, ours.commit, [VALIDATOR]);
+          return true;
+        });
+        assert.equal(committed, range.length);
       }
     });
   });
