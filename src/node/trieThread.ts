@@ -6,15 +6,14 @@ import {
   type TrieNodeReader,
   type TrieWrite,
 } from "../chain/index.ts";
+import { type PackedSpans, spanAt } from "../storage/index.ts";
 
 /** How long `close` waits for the thread to exit by itself before terminating it. */
 const EXIT_WAIT_MS = 5_000;
 
-/** A block's trie write as the thread sends it: records packed in `bytes`, cut at `ends`. */
-export interface PackedTrieWrite {
+/** A block's trie write as the thread sends it: node `ids[j]`'s record is span j (PackedSpans). */
+export interface PackedTrieWrite extends PackedSpans {
   ids: Float64Array;
-  ends: Uint32Array;
-  bytes: Uint8Array;
   retired: Float64Array;
   root?: { hash: string; id: number };
   parent?: { hash: string; id: number };
@@ -228,12 +227,11 @@ class ThreadTrie implements StateCommitment {
 }
 
 /** A PackedTrieWrite as a TrieWrite: its records are views into the one buffer. */
-function unpacked({ ids, ends, bytes, retired, root, parent }: PackedTrieWrite): TrieWrite {
+function unpacked(packed: PackedTrieWrite): TrieWrite {
+  const { ids, retired, root, parent } = packed;
   const nodes = {
     *[Symbol.iterator](): Generator<readonly [number, Uint8Array]> {
-      for (let i = 0; i < ids.length; i++) {
-        yield [ids[i] as number, bytes.subarray(i === 0 ? 0 : ends[i - 1], ends[i])];
-      }
+      for (let j = 0; j < ids.length; j++) yield [ids[j] as number, spanAt(packed, j)];
     },
   };
   return {

@@ -6,7 +6,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { StateTrie, type TrieWrite } from "../chain/index.ts";
 import { keccakReady } from "../crypto/index.ts";
-import { openSharedTrieNodes } from "../storage/index.ts";
+import { openSharedTrieNodes, packSpans } from "../storage/index.ts";
 import { FAILED, type PackedTrieWrite, type TrieReply, type TrieRequest } from "./trieThread.ts";
 
 const port = parentPort;
@@ -27,18 +27,8 @@ const opened = (): StateTrie => {
 /** The block's trie write in three buffers, moved to the chain's thread rather than copied. */
 function packed(write: TrieWrite): { write: PackedTrieWrite; transfer: ArrayBuffer[] } {
   const records = [...write.nodes];
-  let size = 0;
-  for (const [, record] of records) size += record.byteLength;
-  const ids = new Float64Array(records.length);
-  const ends = new Uint32Array(records.length);
-  const bytes = new Uint8Array(size);
-  let end = 0;
-  for (const [i, [id, record]] of records.entries()) {
-    ids[i] = id;
-    bytes.set(record, end);
-    end += record.byteLength;
-    ends[i] = end;
-  }
+  const ids = Float64Array.from(records, ([id]) => id);
+  const { bytes, ends } = packSpans(records.map(([, record]) => record));
   const retired = Float64Array.from(write.retired);
   const { root, parent } = write;
   return {

@@ -13,3 +13,4 @@ export { defaultRetention, MIN_RETAIN, type RetentionOptions } from "./pruning.t
 export { ReadOnlyStore, type StoreSnapshot } from "./readOnlyStore.ts";
 export { DATABASES, SCHEMA_VERSION } from "./schema.ts";
 export { openSharedTrieNodes, type SharedTrieNodes } from "./sharedTrieNodes.ts";
+export { type PackedSpans, packSpans, spanAt } from "./packedSpans.ts";

@@ -1,5 +1,6 @@
 import type { Database, Key } from "lmdb";
 import { type FailpointName, failpoint, failpointDue, failpointLine } from "../faults/index.ts";
+import { packSpans } from "./packedSpans.ts";
 
 /**
  * Writes to the environment's tables, and the failpoints between them: made at once (inside a
@@ -107,13 +108,8 @@ export class WriteBatch implements TableWrites {
       ends: new Uint32Array(0),
     };
     const spans: Uint8Array[] = [];
-    let size = 0;
-    // A byte string becomes the index of its span in `bytes` (a view is copied there, not its whole buffer).
-    const pack = (bytes: Uint8Array): number => {
-      spans.push(bytes);
-      size += bytes.byteLength;
-      return spans.length - 1;
-    };
+    // A byte string becomes the index of its span in `bytes` (packSpans).
+    const pack = (bytes: Uint8Array): number => spans.push(bytes) - 1;
     let n = 0;
     for (let i = 0; i < tables.length; i++) {
       const table = tables[i] as Database<unknown, Key> | typeof FAILPOINT;
@@ -138,14 +134,7 @@ export class WriteBatch implements TableWrites {
     }
     message.kinds = kinds.subarray(0, n);
     message.tables = at.subarray(0, n);
-    message.bytes = new Uint8Array(size);
-    message.ends = new Uint32Array(spans.length);
-    let end = 0;
-    for (const [j, span] of spans.entries()) {
-      message.bytes.set(span, end);
-      end += span.byteLength;
-      message.ends[j] = end;
-    }
+    ({ bytes: message.bytes, ends: message.ends } = packSpans(spans));
     // All four were made here, on ArrayBuffers of their own: moved to the thread, not copied.
     const transfer = [kinds.buffer, at.buffer, message.bytes.buffer, message.ends.buffer] as ArrayBuffer[];
     return { message, transfer };
