@@ -66,11 +66,13 @@ describe("BlockWriter's slow-write report", () => {
     });
     await new Promise((resolve) => setTimeout(resolve, 700));
     const waiting = [...reports];
-    assert.equal(committed, false);
-    assert.ok(waiting.length >= 2, `reported every 150 ms while it waited (${waiting.length})`);
+    // What the reports were, in every message: a failure under a loaded run says which it was.
+    const seen = JSON.stringify(waiting);
+    assert.equal(committed, false, `not committed while the lock is held (reports ${seen})`);
+    assert.ok(waiting.length >= 2, `reported every 150 ms while it waited (${seen})`);
     assert.ok(
       waiting.every((r) => !r.lockHeld),
-      "each report says the thread waits for the lock",
+      `each report says the thread waits for the lock (${seen})`,
     );
     assert.ok((waiting[1]?.elapsedMs ?? 0) > (waiting[0]?.elapsedMs ?? 0), "elapsed time grows");
     await done;
