@@ -23,6 +23,7 @@ export interface Settings {
     | "ganache"
     | "network"
     | "execution"
+    | "trie"
     | "disk"
     | "consensus"
     | "join"

@@ -23,6 +23,9 @@
  *  4. network (bench/network.ts).
  *  5. execution (bench/execution.ts): Chain.execute + Chain.commit of blocks of transfers on LMDB,
  *     in-process, with 10,000 and 1,000,000 funded accounts.
+ *  5b. trie (bench/trie.ts): the state trie alone on an in-memory node table, blocks of 5,000
+ *     transfers' leaf changes at 10,000 and 1,000,000 accounts: µs per transfer against keccak256
+ *     of the same new nodes hashed alone.
  *  6. consensus (bench/consensusSim.ts): 100 validators on a manual clock, 33 silent vs all live,
  *     20–300 ms message delays: simulated time and rounds per height.
  *  7. join (bench/join.ts): a node joins a chain whose genesis funds 1,000,000 accounts, by state
@@ -47,7 +50,7 @@
  * Environment knobs: BENCH_DURATION_S (5), BENCH_WARMUP_S (1), BENCH_RUNS (3), BENCH_ADMISSION_TXS
  * (pre-signed transactions per admission run, 40000; also per run of our node against ganache),
  * BENCH_GANACHE_TXS (pre-signed ganache transfers for all its runs, 8000),
- * BENCH_ONLY (reads | state | admission | ganache | network | execution | disk | consensus | join |
+ * BENCH_ONLY (reads | state | admission | ganache | network | execution | trie | disk | consensus | join |
  * history | wan | devload | hardhat), BENCH_WAN_LATENCY_S (30), BENCH_WAN_THROUGHPUT_S (20),
  * BENCH_HISTORY_TXS (1000000), BENCH_HISTORY_SAMPLES (2000),
  * BENCH_STATE_ACCOUNTS (1000000), BENCH_EXEC_BLOCKS (8), BENCH_EXEC_ACCOUNTS (1000000),
@@ -78,6 +81,7 @@ import { historyScenarios } from "./history.ts";
 import { joinScenarios } from "./join.ts";
 import { networkScenarios } from "./network.ts";
 import { readScenarios } from "./reads.ts";
+import { trieScenarios } from "./trie.ts";
 import { stateReadScenarios } from "./stateReads.ts";
 import { wanScenarios } from "./wan.ts";
 import { cpuTable, markdownTable, type ScenarioResult, writeJson } from "./report.ts";
@@ -97,6 +101,7 @@ if (
   only !== "ganache" &&
   only !== "network" &&
   only !== "execution" &&
+  only !== "trie" &&
   only !== "disk" &&
   only !== "consensus" &&
   only !== "join" &&
@@ -106,7 +111,7 @@ if (
   only !== "hardhat"
 ) {
   throw new Error(
-    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network, execution, disk, consensus, join, history, wan, devload or hardhat (unset: all)",
+    "--only (or BENCH_ONLY) is reads, state, admission, ganache, network, execution, trie, disk, consensus, join, history, wan, devload or hardhat (unset: all)",
   );
 }
 const settings: Settings = {
@@ -230,6 +235,7 @@ try {
   if (runs("network")) results.push(...(await networkScenarios(ctx)));
   await stopAll(); // the testnet
   if (runs("execution")) results.push(...(await executionScenarios(ctx)));
+  if (runs("trie")) results.push(...(await trieScenarios(ctx)));
   if (runs("disk")) results.push(...(await diskScenarios(ctx)));
   if (runs("consensus")) results.push(...(await consensusSimScenarios(ctx)));
   if (runs("join")) results.push(...(await joinScenarios(ctx)));
