@@ -22,9 +22,13 @@ import {
   LEAF,
   leaf,
   nibblesOf,
+  ownRefs,
   branch as newBranch,
+  readId,
+  STORED_REF_BYTES,
   type StoredRef,
   setChild,
+  setStoredChild,
   storedRef,
   type TrieNode,
 } from "./trieNode.ts";
@@ -232,6 +236,7 @@ export class MerkleTrie {
       // What release(top, 0) does, a subtree at a time.
       top.encoded = undefined;
       for (let i = 0; i < 16; i++) if (this.releaseChild(top, i, 1)) yield;
+      ownRefs(top);
     } else if (isNode(top)) this.release(top, 0);
     this.nextId += writes.records.size;
     this.committed = top;
@@ -277,10 +282,25 @@ export class MerkleTrie {
 
   private resolve(child: Child): TrieNode | null {
     if (child === null || isNode(child)) return child;
-    const id = idOfRef(child);
+    return this.load(idOfRef(child), hashOfRef(child).slice());
+  }
+
+  /**
+   * Branch child `i`, a stored one read from the store: resolve(childAt(node, i)) without the two
+   * views of `refs` it would make (a block below the resident depth does this for every write).
+   */
+  private childNode(node: BranchNode, i: number): TrieNode | null {
+    const inMemory = node.nodes[i];
+    if (inMemory !== undefined) return inMemory;
+    if (((node.stored >> i) & 1) === 0) return null;
+    const at = i * STORED_REF_BYTES;
+    return this.load(readId(node.refs, at + 32), node.refs.slice(at, at + 32));
+  }
+
+  private load(id: number, hash: Uint8Array): TrieNode {
     const record = this.source.nodeById(id);
     if (record === undefined) throw new Error(`trie node ${id} is missing from the store`);
-    return decodeRecord(record, hashOfRef(child).slice(), id);
+    return decodeRecord(record, hash, id);
   }
 
   /**
@@ -319,7 +339,7 @@ export class MerkleTrie {
       }
       case BRANCH: {
         const slot = key[depth] as number;
-        const below = this.insert(childAt(node, slot), key, depth + 1, value);
+        const below = this.insert(this.childNode(node, slot), key, depth + 1, value);
         if (below === UNCHANGED) return UNCHANGED;
         const changed = this.own(node);
         setChild(changed, slot, below);
@@ -368,7 +388,7 @@ export class MerkleTrie {
       }
       case BRANCH: {
         const slot = key[depth] as number;
-        const below = this.remove(childAt(node, slot), key, depth + 1);
+        const below = this.remove(this.childNode(node, slot), key, depth + 1);
         if (below === UNCHANGED) return UNCHANGED;
         const changed = this.own(node);
         setChild(changed, slot, below);
@@ -376,7 +396,7 @@ export class MerkleTrie {
         // One child left: a branch may not have one, so it folds into that child.
         let only = 0;
         while (childAt(changed, only) === null) only++;
-        const last = this.resolve(childAt(changed, only)) as TrieNode;
+        const last = this.childNode(changed, only) as TrieNode;
         return this.prefixed(Uint8Array.of(only), last);
       }
     }
@@ -428,24 +448,28 @@ export class MerkleTrie {
       return;
     }
     for (let i = 0; i < 16; i++) this.releaseChild(node, i, depth + 1);
+    ownRefs(node);
   }
 
   /** Releases branch `node`'s child `i` (at `depth`); false if it has none there. */
   private releaseChild(node: BranchNode, i: number, depth: number): boolean {
     const child = node.nodes[i];
     if (child === undefined) return false;
-    const kept = this.released(child, depth);
-    if (kept !== child) setChild(node, i, kept);
+    if (this.dropsDecoded(child, depth)) setStoredChild(node, i, child.ref as Uint8Array, 0, child.id);
+    else this.release(child, depth);
     return true;
   }
 
   private released(child: Child, depth: number): Child {
     if (!isNode(child)) return child;
-    if (depth >= this.residentDepth && child.ref?.length === 32) {
-      return storedRef(child.ref, child.id);
-    }
+    if (this.dropsDecoded(child, depth)) return storedRef(child.ref as Uint8Array, child.id);
     this.release(child, depth);
     return child;
+  }
+
+  /** Whether a released `node` at `depth` goes back to being a stored reference. */
+  private dropsDecoded(node: TrieNode, depth: number): boolean {
+    return depth >= this.residentDepth && node.ref?.length === 32;
   }
 }
 

@@ -21,6 +21,7 @@ import {
   readId,
   STORED_REF_BYTES,
   setChild,
+  setStoredChild,
   storedRef,
   type TrieNode,
   writeId,
@@ -308,7 +309,7 @@ function decodeAt(bytes: Uint8Array, at: number, ids: IdCursor | undefined): Tri
         inline.ref = bytes.subarray(itemAt, o);
         setChild(node, i, inline);
       } else if (itemEnd - itemStart === 32) {
-        setChild(node, i, storedRef(bytes.subarray(itemStart, itemEnd), nextId(bytes, ids)));
+        setStoredChild(node, i, bytes, itemStart, nextId(bytes, ids));
       } else if (itemEnd !== itemStart) {
         throw new Error(`trie node: a child reference of ${itemEnd - itemStart} bytes`);
       }

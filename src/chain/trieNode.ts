@@ -69,6 +69,34 @@ export type TrieNode = LeafNode | ExtensionNode | BranchNode;
 
 const NO_REFS: Uint8Array = new Uint8Array(0);
 
+const REFS_BYTES = 16 * STORED_REF_BYTES;
+/** 64 branches' `refs` a slab: 38 KiB. */
+const SLAB_BYTES = 64 * REFS_BYTES;
+let refsSlab = new Uint8Array(SLAB_BYTES);
+let refsSlabUsed = 0;
+
+/**
+ * A branch's `refs`, cut from a shared slab. 608 bytes of its own would be an ArrayBuffer each,
+ * outside V8's heap: about a microsecond to make, and external memory that brings the next GC
+ * sooner. A block below the resident depth decodes or splits a branch for almost every write
+ * (tens of thousands at a million accounts). A view keeps its whole slab alive, so a branch that
+ * stays decoded between blocks takes refs of its own (ownRefs, from MerkleTrie's release).
+ */
+function newRefs(): Uint8Array {
+  if (refsSlabUsed + REFS_BYTES > SLAB_BYTES) {
+    refsSlab = new Uint8Array(SLAB_BYTES);
+    refsSlabUsed = 0;
+  }
+  const refs = refsSlab.subarray(refsSlabUsed, refsSlabUsed + REFS_BYTES);
+  refsSlabUsed += REFS_BYTES;
+  return refs;
+}
+
+/** Gives `node` refs of its own if they are a view into a slab (it is kept beyond its block). */
+export function ownRefs(node: BranchNode): void {
+  if (node.refs.byteLength !== node.refs.buffer.byteLength) node.refs = node.refs.slice();
+}
+
 export const isNode = (child: Child): child is TrieNode => child !== null && !(child instanceof Uint8Array);
 
 // Every node is made by these factories, so that all nodes of a type share one hidden class.
@@ -101,12 +129,16 @@ export const branch = (
 
 /** The reference to a committed node: its hash and id. */
 export function storedRef(hash: Uint8Array, id: number): StoredRef {
-  if (!Number.isSafeInteger(id) || id < 0 || id >= MAX_ID)
-    throw new Error(`trie: node id ${id} out of range`);
+  checkId(id);
   const out = new Uint8Array(STORED_REF_BYTES);
   out.set(hash);
   writeId(out, 32, id);
   return out;
+}
+
+function checkId(id: number): void {
+  if (!Number.isSafeInteger(id) || id < 0 || id >= MAX_ID)
+    throw new Error(`trie: node id ${id} out of range`);
 }
 
 export const hashOfRef = (ref: StoredRef): Uint8Array => ref.subarray(0, 32);
@@ -152,8 +184,25 @@ export function setChild(node: BranchNode, i: number, child: Child): void {
     node.stored &= ~(1 << i);
     return;
   }
-  if (node.refs === NO_REFS) node.refs = new Uint8Array(16 * STORED_REF_BYTES);
-  node.refs.set(child, i * STORED_REF_BYTES);
+  setStoredChild(node, i, child, 0, idOfRef(child));
+}
+
+/**
+ * Sets child `i` to the stored node whose hash is `hash[hashAt, hashAt + 32)`, written straight
+ * into `refs` (decoding and releasing a branch set up to 16 at once: no reference made per child).
+ */
+export function setStoredChild(
+  node: BranchNode,
+  i: number,
+  hash: Uint8Array,
+  hashAt: number,
+  id: number,
+): void {
+  checkId(id);
+  if (node.refs === NO_REFS) node.refs = newRefs();
+  const at = i * STORED_REF_BYTES;
+  node.refs.set(hashAt === 0 && hash.length === 32 ? hash : hash.subarray(hashAt, hashAt + 32), at);
+  writeId(node.refs, at + 32, id);
   node.nodes[i] = undefined;
   node.stored |= 1 << i;
 }

@@ -11,7 +11,7 @@ import {
 } from "../../../src/chain/merkleTrie.ts";
 import { buildTrie, PackedEntries } from "../../../src/chain/trieBuild.ts";
 import { decodeRecord } from "../../../src/chain/trieCodec.ts";
-import { type Child, childAt, idOfRef, isNode, type TrieNode } from "../../../src/chain/trieNode.ts";
+import { BRANCH, type Child, childAt, idOfRef, isNode, type TrieNode } from "../../../src/chain/trieNode.ts";
 import { keccak256 } from "../../../src/crypto/index.ts";
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString("hex");
@@ -369,6 +369,35 @@ describe("MerkleTrie", () => {
     trie.put(key(5), Uint8Array.of(9));
     assert.ok(nodes.reads >= 1, "a node below the resident depth is read from the store");
     assert.ok(nodes.reads <= 3, `only the path below depth 2 is read (read ${nodes.reads})`);
+  });
+
+  it("keeps no decoded branch on a view into the shared slab of child references after a commit", () => {
+    const nodes = new NodeMap();
+    const trie = nodes.open(undefined, { residentDepth: 2 });
+    const key = (i: number) => keccak256(Uint8Array.of(i >> 8, i & 255));
+    for (let i = 0; i < 2000; i++) trie.put(key(i), Uint8Array.of(1, 2, 3));
+    store(trie, nodes);
+    for (let i = 0; i < 300; i++) trie.put(key(i * 7), Uint8Array.of(4, i & 255));
+    store(trie, nodes);
+    // A view would keep its whole slab (64 branches' references) alive for as long as the trie.
+    let withStoredChildren = 0;
+    const visit = (node: TrieNode): void => {
+      if (node.type !== BRANCH) return;
+      if (node.stored !== 0) withStoredChildren++;
+      assert.equal(
+        node.refs.byteLength,
+        node.refs.buffer.byteLength,
+        "a resident branch owns its references",
+      );
+      for (const child of node.nodes) if (child !== undefined) visit(child);
+    };
+    const root = (trie as unknown as { root_: Child }).root_;
+    assert.ok(isNode(root));
+    visit(root);
+    assert.ok(
+      withStoredChildren >= 16,
+      `the resident branches refer to stored children (${withStoredChildren})`,
+    );
   });
 
   it("numbers and releases in slices exactly as in one piece (newNodesInSlices, markCommittedInSlices)", async () => {
