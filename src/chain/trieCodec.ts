@@ -22,6 +22,7 @@ import {
   STORED_REF_BYTES,
   setChild,
   setStoredChild,
+  slabAllocator,
   storedRef,
   type TrieNode,
   writeId,
@@ -120,20 +121,7 @@ function listOf(payload: number, ids = 0): { out: Uint8Array; at: number } {
  * each, and a slab is freed whole once no view of it is left: so a view that outlives its block
  * (an embedded node's ref) must be copied, not kept (`detached`).
  */
-const SLAB_BYTES = 256 * 1024;
-let slab = new Uint8Array(SLAB_BYTES);
-let slabUsed = 0;
-
-function allocate(size: number): Uint8Array {
-  if (size > SLAB_BYTES / 16) return new Uint8Array(size);
-  if (slabUsed + size > SLAB_BYTES) {
-    slab = new Uint8Array(SLAB_BYTES);
-    slabUsed = 0;
-  }
-  const out = slab.subarray(slabUsed, slabUsed + size);
-  slabUsed += size;
-  return out;
-}
+const allocate = slabAllocator(256 * 1024);
 
 /** A copy of a view that is kept beyond its block (so it does not hold a whole slab). */
 export const detached = (view: Uint8Array): Uint8Array => view.slice();

@@ -69,28 +69,36 @@ export type TrieNode = LeafNode | ExtensionNode | BranchNode;
 
 const NO_REFS: Uint8Array = new Uint8Array(0);
 
+/**
+ * Cuts byte arrays from slabs of `slabBytes`: one ArrayBuffer per slab rather than one per array.
+ * Each ArrayBuffer lives outside V8's heap, costs about a microsecond to make, and its external
+ * memory brings the next GC sooner. A view keeps its whole slab alive, so only arrays that die with
+ * their block may be cut this way. Arrays over a sixteenth of a slab get buffers of their own.
+ */
+export function slabAllocator(slabBytes: number): (size: number) => Uint8Array {
+  let slab = new Uint8Array(slabBytes);
+  let used = 0;
+  return (size) => {
+    if (size > slabBytes / 16) return new Uint8Array(size);
+    if (used + size > slabBytes) {
+      slab = new Uint8Array(slabBytes);
+      used = 0;
+    }
+    const out = slab.subarray(used, used + size);
+    used += size;
+    return out;
+  };
+}
+
 const REFS_BYTES = 16 * STORED_REF_BYTES;
-/** 64 branches' `refs` a slab: 38 KiB. */
-const SLAB_BYTES = 64 * REFS_BYTES;
-let refsSlab = new Uint8Array(SLAB_BYTES);
-let refsSlabUsed = 0;
 
 /**
- * A branch's `refs`, cut from a shared slab. 608 bytes of its own would be an ArrayBuffer each,
- * outside V8's heap: about a microsecond to make, and external memory that brings the next GC
- * sooner. A block below the resident depth decodes or splits a branch for almost every write
- * (tens of thousands at a million accounts). A view keeps its whole slab alive, so a branch that
- * stays decoded between blocks takes refs of its own (ownRefs, from MerkleTrie's release).
+ * A branch's `refs`, 64 to a slab (38 KiB). A block below the resident depth decodes or splits a
+ * branch for almost every write: tens of thousands a block at a million accounts, whose 608
+ * bytes each were an ArrayBuffer of their own. A branch that stays decoded between blocks takes
+ * refs of its own (ownRefs, from MerkleTrie's release), so no slab outlives its block.
  */
-function newRefs(): Uint8Array {
-  if (refsSlabUsed + REFS_BYTES > SLAB_BYTES) {
-    refsSlab = new Uint8Array(SLAB_BYTES);
-    refsSlabUsed = 0;
-  }
-  const refs = refsSlab.subarray(refsSlabUsed, refsSlabUsed + REFS_BYTES);
-  refsSlabUsed += REFS_BYTES;
-  return refs;
-}
+const newRefs = slabAllocator(64 * REFS_BYTES);
 
 /** Gives `node` refs of its own if they are a view into a slab (it is kept beyond its block). */
 export function ownRefs(node: BranchNode): void {
@@ -199,7 +207,7 @@ export function setStoredChild(
   id: number,
 ): void {
   checkId(id);
-  if (node.refs === NO_REFS) node.refs = newRefs();
+  if (node.refs === NO_REFS) node.refs = newRefs(REFS_BYTES);
   const at = i * STORED_REF_BYTES;
   node.refs.set(hashAt === 0 && hash.length === 32 ? hash : hash.subarray(hashAt, hashAt + 32), at);
   writeId(node.refs, at + 32, id);
