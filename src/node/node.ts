@@ -411,7 +411,13 @@ export class ChainNode {
 /** The trie thread, or undefined (the trie on the event loop) if it cannot start, as startVerifier. */
 async function startTrieThread(path: string, log: Logger): Promise<TrieThread | undefined> {
   try {
-    return await TrieThread.start(path);
+    const thread = await TrieThread.start(path);
+    thread.onGaveUp = (cause) =>
+      log.error(
+        { err: cause },
+        "trie thread died again at each start; the state's trie is on the event loop",
+      );
+    return thread;
   } catch (error) {
     log.warn({ err: error }, "trie thread did not start; the state's trie is on the event loop");
     return undefined;

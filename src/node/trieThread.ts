@@ -3,6 +3,7 @@ import {
   EMPTY_ROOT,
   type StateChanges,
   type StateCommitment,
+  StateTrie,
   type TrieNodeReader,
   type TrieWrite,
 } from "../chain/index.ts";
@@ -10,6 +11,8 @@ import { type PackedSpans, spanAt } from "../storage/index.ts";
 
 /** How long `close` waits for the thread to exit by itself before terminating it. */
 const EXIT_WAIT_MS = 5_000;
+/** Starts of a lost thread in a row, with no block applied in between, before it is given up. */
+const MAX_RESTARTS_IN_ROW = 3;
 
 /** A block's trie write as the thread sends it: node `ids[j]`'s record is span j (PackedSpans). */
 export interface PackedTrieWrite extends PackedSpans {
@@ -57,6 +60,14 @@ export class TrieThread {
   private lost: Error | undefined;
   private exited = false;
   private closed = false;
+  /** Times the thread was started again since it last applied a block. */
+  private restartsInRow = 0;
+  private gaveUp = false;
+  /**
+   * Told once, with the last cause, when the thread died again after MAX_RESTARTS_IN_ROW starts in a
+   * row and the trie stays on the event loop from then on (the node logs it).
+   */
+  onGaveUp: ((cause: Error) => void) | undefined;
 
   private constructor(worker: Worker, workerData: { path: string; residentDepth?: number }) {
     this.workerData = workerData;
@@ -72,6 +83,7 @@ export class TrieThread {
     worker.on("message", (reply: TrieReply) => {
       if (reply.seq === FAILED && "error" in reply)
         return lose(new Error(`the trie thread failed: ${reply.error}`));
+      if (!("error" in reply)) this.restartsInRow = 0;
       const waiting = this.waiting.get(reply.seq);
       this.waiting.delete(reply.seq);
       if (this.waiting.size === 0) worker.unref();
@@ -134,7 +146,15 @@ export class TrieThread {
     const rootId = empty ? undefined : store.getTrieRoot(rootHex);
     if (!empty && rootId === undefined) throw new Error(`state root ${rootHex} is not in the store`);
     // A lost thread is started again: the chain opens its trie anew after a block failed on it.
+    // One that keeps dying before it applies a block is not started forever (each start is a
+    // worker's load): the trie then stays on the event loop, as when the thread cannot start.
+    if (this.failed && (this.gaveUp || this.restartsInRow >= MAX_RESTARTS_IN_ROW)) {
+      if (!this.gaveUp) this.onGaveUp?.(this.lost as Error);
+      this.gaveUp = true;
+      return new StateTrie(store, rootHex);
+    }
     if (this.failed) {
+      this.restartsInRow++;
       void this.worker.terminate();
       this.attach(TrieThread.spawn(this.workerData));
     }

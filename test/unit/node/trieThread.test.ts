@@ -222,6 +222,35 @@ describe("the state's trie on a thread of its own", () => {
     });
   });
 
+  it("gives the thread up after it died again at three starts in a row, and goes on with the trie on the event loop", async () => {
+    await withChainPair(async ({ thread, a, b }) => {
+      const causes: Error[] = [];
+      thread.onGaveUp = (cause) => causes.push(cause);
+      // The thread dies as a worker does on an uncaught error (a test-only reach inside).
+      const dies = async (height: number, txs: Tx[]) => {
+        await (thread as unknown as { worker: Worker }).worker.terminate();
+        await assert.rejects(certify(a.chain, txs, height), /the trie thread exited/);
+      };
+      for (const [i, txs] of randomBlocks(9, 8).entries()) {
+        const height = i + 1;
+        // Once each at heights 2–4, with a block applied between: the count starts again each time.
+        if (height >= 2 && height <= 4) await dies(height, txs);
+        if (height === 5) {
+          for (let start = 1; start <= 3; start++) await dies(height, txs);
+          assert.equal(causes.length, 0, "three starts in a row are still made");
+          await dies(height, txs);
+          assert.equal(causes.length, 1, "the fourth death in a row gives the thread up");
+          assert.match(causes[0]?.message ?? "", /the trie thread exited/);
+        }
+        const theirs = await certify(b.chain, txs, height);
+        await b.chain.commit(theirs.executed, theirs.commit, [VALIDATOR]);
+        const ours = await certify(a.chain, txs, height);
+        await a.chain.commit(ours.executed, ours.commit, [VALIDATOR]);
+      }
+      assert.equal(causes.length, 1, "told once");
+    });
+  });
+
   it("ends the thread with the cause when a message other than an apply fails on it; the next open starts another", async () => {
     await withTempDir("trie-thread", async (dir) => {
       const thread = await TrieThread.start(dir);
