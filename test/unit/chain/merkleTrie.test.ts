@@ -84,6 +84,20 @@ function store(trie: MerkleTrie, nodes: NodeMap): number[] {
   return [...records.keys()];
 }
 
+/** A trie of 2,000 keys, committed, that keeps two levels decoded between blocks. */
+function committedWithTwoLevelsResident(): {
+  nodes: NodeMap;
+  trie: MerkleTrie;
+  key: (i: number) => Uint8Array;
+} {
+  const nodes = new NodeMap();
+  const trie = nodes.open(undefined, { residentDepth: 2 });
+  const key = (i: number) => keccak256(Uint8Array.of(i >> 8, i & 255));
+  for (let i = 0; i < 2000; i++) trie.put(key(i), Uint8Array.of(1, 2, 3));
+  store(trie, nodes);
+  return { nodes, trie, key };
+}
+
 /** The RLP part of a record (what is hashed), without the children's ids. */
 function rlpOf(record: Uint8Array): Uint8Array {
   const first = record[0] as number;
@@ -360,11 +374,7 @@ describe("MerkleTrie", () => {
   });
 
   it("keeps only the top of the trie decoded between blocks", () => {
-    const nodes = new NodeMap();
-    const trie = nodes.open(undefined, { residentDepth: 2 });
-    const key = (i: number) => keccak256(Uint8Array.of(i >> 8, i & 255));
-    for (let i = 0; i < 2000; i++) trie.put(key(i), Uint8Array.of(1, 2, 3));
-    store(trie, nodes);
+    const { nodes, trie, key } = committedWithTwoLevelsResident();
     nodes.reads = 0;
     trie.put(key(5), Uint8Array.of(9));
     assert.ok(nodes.reads >= 1, "a node below the resident depth is read from the store");
@@ -372,11 +382,7 @@ describe("MerkleTrie", () => {
   });
 
   it("keeps no decoded branch on a view into the shared slab of child references after a commit", () => {
-    const nodes = new NodeMap();
-    const trie = nodes.open(undefined, { residentDepth: 2 });
-    const key = (i: number) => keccak256(Uint8Array.of(i >> 8, i & 255));
-    for (let i = 0; i < 2000; i++) trie.put(key(i), Uint8Array.of(1, 2, 3));
-    store(trie, nodes);
+    const { nodes, trie, key } = committedWithTwoLevelsResident();
     for (let i = 0; i < 300; i++) trie.put(key(i * 7), Uint8Array.of(4, i & 255));
     store(trie, nodes);
     // A view would keep its whole slab (64 branches' references) alive for as long as the trie.
