@@ -404,7 +404,12 @@ export class MerkleTrie {
 
   /** `node` reached through `path` first: leaf and extension paths absorb it. */
   private prefixed(path: Uint8Array, node: TrieNode): TrieNode {
-    if (node.type === BRANCH) return extension(this.gen, path, node);
+    if (node.type === BRANCH) {
+      // Kept as it is, and it may stay decoded: one just read from the store has its references
+      // in a slab, and release does not visit a node of an older generation.
+      ownRefs(node);
+      return extension(this.gen, path, node);
+    }
     const changed = this.own(node);
     changed.path = concatNibbles(path, node.path);
     return changed;

@@ -3,42 +3,12 @@ import { describe, it } from "node:test";
 import { MerklePatriciaTrie } from "@ethereumjs/mpt";
 import { type BatchDBOp, type DB, ValueEncoding } from "@ethereumjs/util";
 import fc from "fast-check";
-import {
-  MerkleTrie,
-  type MerkleTrieOptions,
-  type NodeSource,
-  type RootRef,
-} from "../../../src/chain/merkleTrie.ts";
+import { MerkleTrie } from "../../../src/chain/merkleTrie.ts";
 import { buildTrie, PackedEntries } from "../../../src/chain/trieBuild.ts";
 import { decodeRecord } from "../../../src/chain/trieCodec.ts";
-import { BRANCH, type Child, childAt, idOfRef, isNode, type TrieNode } from "../../../src/chain/trieNode.ts";
+import { type Child, childAt, idOfRef, isNode, type TrieNode } from "../../../src/chain/trieNode.ts";
 import { keccak256 } from "../../../src/crypto/index.ts";
-
-const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString("hex");
-
-/** Committed records by id and roots by hash, as the store keeps them. */
-class NodeMap implements NodeSource {
-  readonly records = new Map<number, Uint8Array>();
-  readonly roots = new Map<string, number>();
-  reads = 0;
-
-  nodeById(id: number): Uint8Array | undefined {
-    this.reads += 1;
-    return this.records.get(id);
-  }
-
-  /** One past the largest id, as the store reads it (pruning deletes ids below it). */
-  nextId(): number {
-    return Math.max(-1, ...this.records.keys()) + 1;
-  }
-
-  /** Opens a trie on these records at `root` (a committed root hash; none: empty). */
-  open(root?: Uint8Array, options: Partial<MerkleTrieOptions> = {}): MerkleTrie {
-    const id = root === undefined ? undefined : this.roots.get(hex(root));
-    const at: RootRef | undefined = root === undefined || id === undefined ? undefined : { hash: root, id };
-    return new MerkleTrie(this, { hash: keccak256, ...options }, at, this.nextId());
-  }
-}
+import { committedWithTwoLevelsResident, hex, NodeMap, store } from "../../helpers/trieNodeMap.ts";
 
 /** A plain in-memory DB for the reference trie (@ethereumjs/mpt, the library the trie replaced). */
 class RefDb implements DB<string, Uint8Array> {
@@ -71,32 +41,6 @@ const reference = (db: DB<string, Uint8Array> = new RefDb(), root?: Uint8Array) 
     valueEncoding: ValueEncoding.Bytes,
     ...(root === undefined ? {} : { root }),
   });
-
-/** Stores what the trie wrote, as a block commit does, and marks it committed; returns the ids. */
-function store(trie: MerkleTrie, nodes: NodeMap): number[] {
-  const { records, root } = trie.newNodes();
-  for (const [id, record] of records) {
-    assert.ok(!nodes.records.has(id), `id ${id} is new`);
-    nodes.records.set(id, record);
-  }
-  if (root !== undefined) nodes.roots.set(hex(root.hash), root.id);
-  trie.markCommitted();
-  return [...records.keys()];
-}
-
-/** A trie of 2,000 keys, committed, that keeps two levels decoded between blocks. */
-function committedWithTwoLevelsResident(): {
-  nodes: NodeMap;
-  trie: MerkleTrie;
-  key: (i: number) => Uint8Array;
-} {
-  const nodes = new NodeMap();
-  const trie = nodes.open(undefined, { residentDepth: 2 });
-  const key = (i: number) => keccak256(Uint8Array.of(i >> 8, i & 255));
-  for (let i = 0; i < 2000; i++) trie.put(key(i), Uint8Array.of(1, 2, 3));
-  store(trie, nodes);
-  return { nodes, trie, key };
-}
 
 /** The RLP part of a record (what is hashed), without the children's ids. */
 function rlpOf(record: Uint8Array): Uint8Array {
@@ -379,31 +323,6 @@ describe("MerkleTrie", () => {
     trie.put(key(5), Uint8Array.of(9));
     assert.ok(nodes.reads >= 1, "a node below the resident depth is read from the store");
     assert.ok(nodes.reads <= 3, `only the path below depth 2 is read (read ${nodes.reads})`);
-  });
-
-  it("keeps no decoded branch on a view into the shared slab of child references after a commit", () => {
-    const { nodes, trie, key } = committedWithTwoLevelsResident();
-    for (let i = 0; i < 300; i++) trie.put(key(i * 7), Uint8Array.of(4, i & 255));
-    store(trie, nodes);
-    // A view would keep its whole slab (64 branches' references) alive for as long as the trie.
-    let withStoredChildren = 0;
-    const visit = (node: TrieNode): void => {
-      if (node.type !== BRANCH) return;
-      if (node.stored !== 0) withStoredChildren++;
-      assert.equal(
-        node.refs.byteLength,
-        node.refs.buffer.byteLength,
-        "a resident branch owns its references",
-      );
-      for (const child of node.nodes) if (child !== undefined) visit(child);
-    };
-    const root = (trie as unknown as { root_: Child }).root_;
-    assert.ok(isNode(root));
-    visit(root);
-    assert.ok(
-      withStoredChildren >= 16,
-      `the resident branches refer to stored children (${withStoredChildren})`,
-    );
   });
 
   it("numbers and releases in slices exactly as in one piece (newNodesInSlices, markCommittedInSlices)", async () => {
