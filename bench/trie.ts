@@ -6,12 +6,17 @@
  * the block's node records, commit) against keccak256 of the same block's new nodes hashed alone,
  * in the same run: how far the trie's own work lies above the hashing it cannot avoid.
  */
-import { buildStateTrie, StateTrie, type TrieNodeReader } from "../src/chain/stateTrie.ts";
-import { balancePath, noncePath } from "../src/chain/path.ts";
-import type { StateChanges } from "../src/chain/state.ts";
-import type { JsonValue } from "../src/chain/types.ts";
+import {
+  balancePath,
+  buildStateTrie,
+  type JsonValue,
+  noncePath,
+  rlpLength,
+  type StateChanges,
+  StateTrie,
+  type TrieNodeReader,
+} from "../src/chain/index.ts";
 import { keccak256, keccakReady, toChecksumAddress } from "../src/crypto/index.ts";
-import { rlpLength } from "../src/chain/trieCodec.ts";
 import type { BenchContext } from "./context.ts";
 import { type ScenarioResult, series } from "./report.ts";
 

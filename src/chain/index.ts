@@ -74,12 +74,15 @@ export {
   type ValueProof,
 } from "./stateReads.ts";
 export {
+  buildStateTrie,
   EMPTY_ROOT,
   type StateCommitment,
   StateTrie,
   type TrieNodeReader,
   type TrieWrite,
 } from "./stateTrie.ts";
+/** Where a stored trie record's RLP (what is hashed) ends, before its children's ids. */
+export { rlpLength } from "./trieCodec.ts";
 export { runSteps, TimeSlices } from "./timeSlices.ts";
 export {
   isQuorum,
