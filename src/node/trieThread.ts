@@ -62,6 +62,7 @@ export class TrieThread {
   private closed = false;
   /** Times the thread was started again since it last applied a block. */
   private restartsInRow = 0;
+  /** onGaveUp was told (a thread given up is never started again: restartsInRow stays at the limit). */
   private gaveUp = false;
   /**
    * Told once, with the last cause, when the thread died again after MAX_RESTARTS_IN_ROW starts in a
@@ -148,12 +149,12 @@ export class TrieThread {
     // A lost thread is started again: the chain opens its trie anew after a block failed on it.
     // One that keeps dying before it applies a block is not started forever (each start is a
     // worker's load): the trie then stays on the event loop, as when the thread cannot start.
-    if (this.failed && (this.gaveUp || this.restartsInRow >= MAX_RESTARTS_IN_ROW)) {
-      if (!this.gaveUp) this.onGaveUp?.(this.lost as Error);
-      this.gaveUp = true;
-      return new StateTrie(store, rootHex);
-    }
     if (this.failed) {
+      if (this.restartsInRow >= MAX_RESTARTS_IN_ROW) {
+        if (!this.gaveUp) this.onGaveUp?.(this.lost as Error);
+        this.gaveUp = true;
+        return new StateTrie(store, rootHex);
+      }
       this.restartsInRow++;
       void this.worker.terminate();
       this.attach(TrieThread.spawn(this.workerData));
