@@ -106,6 +106,15 @@ const certify = (chain: Chain, txs: Tx[], height: number) =>
     .execute(txs, VALIDATOR, T0 + height * 1000)
     .then((executed) => ({ executed, commit: selfCommit(executed) }));
 
+/**
+ * The thread dies as a worker does on an uncaught error (a test-only reach inside), and `chain`'s
+ * block at `height` fails with that cause.
+ */
+async function diesUnder(thread: TrieThread, chain: Chain, txs: Tx[], height: number): Promise<void> {
+  await (thread as unknown as { worker: Worker }).worker.terminate();
+  await assert.rejects(certify(chain, txs, height), /the trie thread exited/);
+}
+
 describe("the state's trie on a thread of its own", () => {
   for (const writeThread of [false, true]) {
     it(`makes the blocks a chain with its trie on the event loop makes (${writeThread ? "handed over while the next executes" : "each committed before the next"})`, async () => {
@@ -209,11 +218,7 @@ describe("the state's trie on a thread of its own", () => {
       const blocks = randomBlocks(9, 6);
       for (const [i, txs] of blocks.entries()) {
         const height = i + 1;
-        if (height === 4) {
-          // The thread dies as a worker does on an uncaught error (a test-only reach inside).
-          await (thread as unknown as { worker: Worker }).worker.terminate();
-          await assert.rejects(certify(a.chain, txs, height), /the trie thread exited/);
-        }
+        if (height === 4) await diesUnder(thread, a.chain, txs, height);
         const theirs = await certify(b.chain, txs, height);
         await b.chain.commit(theirs.executed, theirs.commit, [VALIDATOR]);
         const ours = await certify(a.chain, txs, height);
@@ -226,11 +231,7 @@ describe("the state's trie on a thread of its own", () => {
     await withChainPair(async ({ thread, a, b }) => {
       const causes: Error[] = [];
       thread.onGaveUp = (cause) => causes.push(cause);
-      // The thread dies as a worker does on an uncaught error (a test-only reach inside).
-      const dies = async (height: number, txs: Tx[]) => {
-        await (thread as unknown as { worker: Worker }).worker.terminate();
-        await assert.rejects(certify(a.chain, txs, height), /the trie thread exited/);
-      };
+      const dies = (height: number, txs: Tx[]) => diesUnder(thread, a.chain, txs, height);
       for (const [i, txs] of randomBlocks(9, 8).entries()) {
         const height = i + 1;
         // Once each at heights 2–4, with a block applied between: the count starts again each time.
